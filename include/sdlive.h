@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SDLIVE_H
+#define SDLIVE_H
+
+/*
+ * sdlive — systemd-native liveness for C daemons.
+ *
+ * Conventions (as libsystemd's sd-daemon):
+ *   - functions returning int: < 0 is -errno, 0 means nothing was sent or
+ *     nothing happened (not supervised, watchdog not armed, not due), > 0
+ *     means a message was sent or an event occurred;
+ *   - every duration is uint64_t microseconds on CLOCK_MONOTONIC;
+ *   - the library never logs, never aborts and never reports through errno;
+ *   - a NULL handle is accepted everywhere and behaves as "not supervised".
+ *
+ * Threads: every function may be called from any thread unless its comment
+ * says otherwise. Only sdlive_request_stop() is async-signal-safe.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SDLIVE_VERSION_MAJOR 0
+#define SDLIVE_VERSION_MINOR 1
+#define SDLIVE_VERSION_PATCH 0
+/* Compile-time version as one comparable number: 0xMMmmpp. */
+#define SDLIVE_VERSION \
+        ((SDLIVE_VERSION_MAJOR << 16) | (SDLIVE_VERSION_MINOR << 8) | SDLIVE_VERSION_PATCH)
+
+/* Run-time version of the loaded library, "MAJOR.MINOR.PATCH". */
+const char *sdlive_version(void);
+
+#define SDLIVE_USEC_PER_MSEC UINT64_C(1000)
+#define SDLIVE_USEC_PER_SEC UINT64_C(1000000)
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle                                                           */
+/* ------------------------------------------------------------------ */
+
+typedef struct sdlive sdlive;
+
+enum {
+        /* Install SIGTERM and SIGINT handlers that call sdlive_request_stop().
+         * At most one handle per process may own them (-EBUSY otherwise);
+         * sdlive_free() restores the previous handlers. */
+        SDLIVE_HANDLE_SIGNALS = 1u << 0,
+        /* Remove WATCHDOG_USEC and WATCHDOG_PID from the environment after
+         * reading them, so child processes do not inherit the watchdog.
+         * Like unsetenv(), not safe while other threads read the environment. */
+        SDLIVE_UNSET_WATCHDOG_ENV = 1u << 1,
+        /* When a registered progress loop goes stale, send WATCHDOG=trigger
+         * at once instead of waiting for WatchdogSec= to run out. */
+        SDLIVE_TRIGGER_ON_STALL = 1u << 2,
+};
+
+typedef struct sdlive_options {
+        /* sizeof(sdlive_options) as the caller compiled it; lets the struct
+         * grow without breaking the ABI. Use SDLIVE_OPTIONS_INIT. */
+        size_t size;
+        /* SDLIVE_* flags above. */
+        uint32_t flags;
+        /* Keepalive interval. 0: WATCHDOG_USEC / 6 while armed. Set it to
+         * track pets (sdlive_last_pet_age) even outside systemd. */
+        uint64_t pet_interval_usec;
+} sdlive_options;
+
+#define SDLIVE_OPTIONS_INIT { sizeof(sdlive_options), 0, 0 }
+
+/* Creates a handle. Reads NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID once,
+ * here. A bad environment does not fail the call: the process then acts as
+ * unsupervised or unarmed, and sdlive_supervised() / sdlive_watchdog_enabled()
+ * report why. opts may be NULL.
+ * Returns 0 or -errno: -EINVAL bad options, -EOPNOTSUPP options from a newer
+ * sdlive.h that use fields this library lacks, -ERANGE a pet interval not
+ * shorter than the armed WatchdogSec, -EBUSY signals already owned, -ENOMEM,
+ * or a socket()/eventfd() error. */
+int sdlive_new(sdlive **ret, const sdlive_options *opts);
+
+/* Releases the handle and its descriptors. Accepts NULL; returns NULL.
+ * No other thread may use the handle (or its progress loops) meanwhile. */
+sdlive *sdlive_free(sdlive *d);
+
+/* > 0 when NOTIFY_SOCKET names a usable socket (the process is supervised);
+ * 0 when it is unset; -EINVAL when it is malformed or too long,
+ * -EAFNOSUPPORT when it is neither a path nor an abstract "@name". */
+int sdlive_supervised(const sdlive *d);
+
+/* ------------------------------------------------------------------ */
+/* Notify                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Each sends one datagram to the manager without blocking: > 0 sent,
+ * 0 not supervised, < 0 -errno (-EAGAIN when the manager's queue is full). */
+int sdlive_notify_ready(sdlive *d);
+int sdlive_notify_stopping(sdlive *d);
+/* RELOADING=1 with MONOTONIC_USEC= (Type=notify-reload). Follow with
+ * sdlive_notify_ready() when the reload is done. */
+int sdlive_notify_reloading(sdlive *d);
+/* STATUS= of one line: control characters become spaces, the message is cut
+ * (on a UTF-8 boundary) to fit one 4096-byte datagram. The text is kept and
+ * sent again when a stalled progress loop recovers. */
+int sdlive_notify_status(sdlive *d, const char *format, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 2, 3)))
+#endif
+        ;
+/* ERRNO= with a positive errno value. */
+int sdlive_notify_errno(sdlive *d, int error);
+/* EXTEND_TIMEOUT_USEC=: asks for more start/stop/runtime time. */
+int sdlive_notify_extend_timeout(sdlive *d, uint64_t usec);
+
+/* ------------------------------------------------------------------ */
+/* Watchdog                                                            */
+/* ------------------------------------------------------------------ */
+
+/* > 0 and *ret_usec = WatchdogSec when armed; 0 when not armed
+ * (WATCHDOG_USEC unset, or WATCHDOG_PID names another process);
+ * -EINVAL when WATCHDOG_USEC or WATCHDOG_PID was malformed, zero or
+ * negative; -ERANGE when WATCHDOG_USEC overflowed or was infinite.
+ * ret_usec may be NULL. */
+int sdlive_watchdog_enabled(const sdlive *d, uint64_t *ret_usec);
+
+/* Sends WATCHDOG=1 if a keepalive is due. Call it as often as you like from
+ * any thread: across all threads at most one keepalive goes out per pet
+ * interval. When not due it costs one clock read and a compare.
+ * While a registered progress loop is stalled the keepalive is withheld
+ * (returns 0). Not async-signal-safe. */
+int sdlive_pet_watchdog(sdlive *d);
+
+/* Asks the manager to act as if the watchdog ran out (WATCHDOG=trigger). */
+int sdlive_watchdog_trigger(sdlive *d);
+
+/* Sends WATCHDOG_USEC= (arming the watchdog at that timeout) and, unless the
+ * pet interval was overridden, re-derives it as usec / 6.
+ * -EINVAL for 0 or UINT64_MAX. */
+int sdlive_watchdog_set_timeout(sdlive *d, uint64_t usec);
+
+/* Current pet interval; 0 when pets are not tracked. */
+uint64_t sdlive_pet_interval(const sdlive *d);
+
+/* CLOCK_MONOTONIC time at which the next keepalive is due; UINT64_MAX when
+ * pets are not tracked. */
+uint64_t sdlive_watchdog_next_due(const sdlive *d);
+
+/* A timerfd that polls readable when a keepalive is due, for daemons with
+ * their own poll/epoll loop: when it is readable, call sdlive_pet_watchdog(),
+ * which re-arms it. Owned by the handle (do not close it). -ENODATA when pets
+ * are not tracked. */
+int sdlive_watchdog_fd(sdlive *d);
+
+/* Age of the last healthy keepalive (sent, or due while unarmed but tracked),
+ * in *ret_usec. Lets a helper thread see that the main loop has stalled: the
+ * age grows while nothing pets, and while a progress loop is stalled.
+ * Exact to within one pet interval. -ENODATA when pets are not tracked. */
+int sdlive_last_pet_age(const sdlive *d, uint64_t *ret_usec);
+
+/* ------------------------------------------------------------------ */
+/* Idle and stop                                                       */
+/* ------------------------------------------------------------------ */
+
+enum {
+        SDLIVE_WAKE_TIMEOUT = 0, /* the full time has passed */
+        SDLIVE_WAKE_STOP = 1,    /* a stop was requested */
+        SDLIVE_WAKE_FD = 2,      /* the fd is ready (sdlive_wait_fd only) */
+};
+
+/* Sleeps for usec, petting the watchdog whenever a keepalive is due and
+ * waking for nothing else: no fixed tick. Returns SDLIVE_WAKE_TIMEOUT, or
+ * SDLIVE_WAKE_STOP within a millisecond of a stop request (at once if one is
+ * already pending), or -errno. UINT64_MAX sleeps until stopped. */
+int sdlive_idle(sdlive *d, uint64_t usec);
+
+/* As sdlive_idle(), but also returns SDLIVE_WAKE_FD as soon as fd polls
+ * ready for events (POLLIN, POLLOUT, ...; POLLHUP/POLLERR count as ready). */
+int sdlive_wait_fd(sdlive *d, int fd, short events, uint64_t usec);
+
+/* Requests a stop: wakes every sdlive_idle()/sdlive_wait_fd() now and later.
+ * Async-signal-safe. Returns 0. */
+int sdlive_request_stop(sdlive *d);
+
+/* > 0 once a stop was requested. */
+int sdlive_stopping(const sdlive *d);
+
+/* ------------------------------------------------------------------ */
+/* Progress: keepalives only while every registered loop moves         */
+/* ------------------------------------------------------------------ */
+
+typedef struct sdlive_progress sdlive_progress;
+
+/* Maximum number of progress loops registered on one handle at a time. */
+#define SDLIVE_PROGRESS_MAX 32
+/* Longest name kept (longer names are cut). */
+#define SDLIVE_PROGRESS_NAME_MAX 31
+
+/* Registers a loop that must beat at least every max_silence_usec. It starts
+ * as just beaten. -EINVAL bad arguments, -ENOSPC SDLIVE_PROGRESS_MAX loops
+ * already registered. */
+int sdlive_progress_register(sdlive *d, const char *name, uint64_t max_silence_usec,
+                             sdlive_progress **ret);
+
+/* Proves the loop moved: one clock read and an atomic store. Any thread. */
+void sdlive_progress_beat(sdlive_progress *p);
+
+/* The loop is legitimately waiting (for work, for a peer) and must not be
+ * taken for stalled until its next beat. */
+void sdlive_progress_park(sdlive_progress *p);
+
+/* Unregisters the loop; p must not be used afterwards. A check running
+ * concurrently sees the loop either registered or gone, never half.
+ * Accepts NULL; returns NULL. */
+sdlive_progress *sdlive_progress_unregister(sdlive_progress *p);
+
+/* Time since the loop's last beat in *ret_usec; > 0 when parked, 0 when
+ * beating, -EINVAL for NULL. */
+int sdlive_progress_age(const sdlive_progress *p, uint64_t *ret_usec);
+
+/* > 0 while some registered loop is silent past its limit (keepalives are
+ * being withheld), with its name copied to name (size bytes) when non-NULL. */
+int sdlive_progress_stalled(sdlive *d, char *name, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Peer liveness: inactivity deadline and heartbeat schedule           */
+/* ------------------------------------------------------------------ */
+
+typedef struct sdlive_peer sdlive_peer;
+
+/* Defaults used when 0 is passed to sdlive_peer_new(). Rule: send heartbeats
+ * at most every third of the peer's timeout. */
+#define SDLIVE_PEER_TIMEOUT_DEFAULT_USEC (30 * SDLIVE_USEC_PER_SEC)
+#define SDLIVE_HEARTBEAT_INTERVAL_DEFAULT_USEC (10 * SDLIVE_USEC_PER_SEC)
+
+/* A connection's liveness state: the peer counts as dead once nothing was
+ * received from it for timeout_usec; we owe it a frame every
+ * heartbeat_usec (UINT64_MAX: we never heartbeat); 0 picks the defaults.
+ * Both windows start now. The two values belong to different ends (the
+ * peer's timeout governs our heartbeats), so they are not checked against
+ * each other. Returns 0, -EINVAL (NULL d or ret) or -ENOMEM. */
+int sdlive_peer_new(sdlive *d, uint64_t timeout_usec, uint64_t heartbeat_usec,
+                    sdlive_peer **ret);
+sdlive_peer *sdlive_peer_free(sdlive_peer *p);
+
+/* A frame arrived from the peer: restarts the inactivity window. Only
+ * received frames do; nothing we send proves the peer is alive. */
+void sdlive_peer_received(sdlive_peer *p);
+
+/* We sent a frame: restarts the heartbeat schedule. */
+void sdlive_peer_sent(sdlive_peer *p);
+
+/* > 0 when the peer has been silent for the whole window. */
+int sdlive_peer_expired(const sdlive_peer *p);
+
+/* > 0 when a heartbeat is due to the peer. */
+int sdlive_peer_heartbeat_due(const sdlive_peer *p);
+
+/* Milliseconds (rounded up) until the earlier of the inactivity deadline and
+ * the next heartbeat: the poll() timeout for this iteration. 0 when one of
+ * them is already due. */
+int sdlive_peer_poll_timeout(const sdlive_peer *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SDLIVE_H */
