@@ -11,7 +11,9 @@
  *     means a message was sent or an event occurred;
  *   - every duration is uint64_t microseconds on CLOCK_MONOTONIC;
  *   - the library never logs, never aborts and never reports through errno;
- *   - a NULL handle is accepted everywhere and behaves as "not supervised".
+ *   - a NULL handle is accepted by the notify and watchdog calls and
+ *     behaves as "not supervised"; sdlive_idle()/sdlive_wait_fd() refuse it
+ *     with -EINVAL (nothing could wake them).
  *
  * Threads: every function may be called from any thread unless its comment
  * says otherwise. Only sdlive_request_stop() is async-signal-safe.

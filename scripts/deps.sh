@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sdlive needs to build, test and run its demo,
+# only those that are missing. Safe to run again.
+set -euo pipefail
+
+packages=(
+  gcc clang libclang-rt-14-dev cmake make pkg-config
+  libsystemd-dev libcmocka-dev
+  libsqlite3-dev libpq-dev postgresql
+  systemd util-linux procps psmisc
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "sdlive: installing missing packages: ${missing[*]}" >&2
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "sdlive: not root; install them with: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tickless idle and stop requests.
+ *
+ * A stop request sets a flag and writes an eventfd that is never drained, so
+ * every current and future wait wakes at once; write(2) is
+ * async-signal-safe, so a signal handler may request the stop.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "sdlive-internal.h"
+
+/* The handle whose stop SIGTERM/SIGINT request (SDLIVE_HANDLE_SIGNALS). */
+static sdlive *_Atomic signal_owner;
+static struct sigaction saved_sigterm, saved_sigint;
+
+static void on_stop_signal(int sig) {
+        int saved_errno = errno;
+
+        (void) sig;
+        (void) sdlive_request_stop(atomic_load(&signal_owner));
+        errno = saved_errno;
+}
+
+static int install_signal_handlers(sdlive *d) {
+        struct sigaction sa = { 0 };
+        sdlive *expected = NULL;
+
+        if (!atomic_compare_exchange_strong(&signal_owner, &expected, d))
+                return -EBUSY;
+
+        sa.sa_handler = on_stop_signal;
+        sa.sa_flags = SA_RESTART;
+        (void) sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGTERM, &sa, &saved_sigterm) < 0 ||
+            sigaction(SIGINT, &sa, &saved_sigint) < 0) {
+                int r = -errno;
+                atomic_store(&signal_owner, NULL);
+                return r;
+        }
+        return 0;
+}
+
+static void restore_signal_handlers(sdlive *d) {
+        if (atomic_load(&signal_owner) != d)
+                return;
+        (void) sigaction(SIGTERM, &saved_sigterm, NULL);
+        (void) sigaction(SIGINT, &saved_sigint, NULL);
+        atomic_store(&signal_owner, NULL);
+}
+
+int sdlive_stop_init(sdlive *d) {
+        d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (d->stop_fd < 0)
+                return -errno;
+        if (d->flags & SDLIVE_HANDLE_SIGNALS)
+                return install_signal_handlers(d);
+        return 0;
+}
+
+void sdlive_stop_done(sdlive *d) {
+        restore_signal_handlers(d);
+        if (d->stop_fd >= 0)
+                (void) close(d->stop_fd);
+        d->stop_fd = -1;
+}
+
+SDLIVE_EXPORT int sdlive_request_stop(sdlive *d) {
+        uint64_t one = 1;
+
+        if (!d)
+                return 0;
+        atomic_store(&d->stop_requested, 1);
+        /* Cannot fail short of EAGAIN on a counter near 2^64, which still
+         * leaves the fd readable. */
+        (void) !write(d->stop_fd, &one, sizeof(one));
+        return 0;
+}
+
+SDLIVE_EXPORT int sdlive_stopping(const sdlive *d) {
+        return d ? atomic_load(&d->stop_requested) : 0;
+}
+
+/* Sleeps until end, the stop, or fd readiness, waking early only when a
+ * keepalive is due. */
+static int wait_until(sdlive *d, int fd, short events, uint64_t usec) {
+        struct pollfd fds[2];
+        nfds_t n = fd >= 0 ? 2 : 1;
+        uint64_t now = sdlive_now(d), end = sdlive_usec_add(now, usec);
+
+        for (;;) {
+                uint64_t wake = end, due;
+                int r;
+
+                if (atomic_load(&d->stop_requested))
+                        return SDLIVE_WAKE_STOP;
+                /* A failed keepalive is the manager's trouble, not a reason
+                 * to cut the sleep short; the next one is tried when due. */
+                (void) sdlive_pet_watchdog(d);
+
+                now = sdlive_now(d);
+                if (now >= end)
+                        return SDLIVE_WAKE_TIMEOUT;
+                due = atomic_load(&d->next_due);
+                if (due < wake)
+                        wake = due;
+
+                fds[0] = (struct pollfd) { .fd = d->stop_fd, .events = POLLIN };
+                fds[1] = (struct pollfd) { .fd = fd, .events = events };
+                r = sdlive_clock_poll(d, fds, n, wake == UINT64_MAX ? UINT64_MAX
+                                                                    : sdlive_usec_sub(wake, now));
+                if (r == -EINTR)
+                        continue;
+                if (r < 0)
+                        return r;
+                if (fds[0].revents)
+                        return SDLIVE_WAKE_STOP;
+                if (n == 2 && fds[1].revents) {
+                        if (fds[1].revents & POLLNVAL)
+                                return -EBADF;
+                        return SDLIVE_WAKE_FD;
+                }
+        }
+}
+
+SDLIVE_EXPORT int sdlive_idle(sdlive *d, uint64_t usec) {
+        if (!d)
+                return -EINVAL;
+        return wait_until(d, -1, 0, usec);
+}
+
+SDLIVE_EXPORT int sdlive_wait_fd(sdlive *d, int fd, short events, uint64_t usec) {
+        if (!d || fd < 0)
+                return -EINVAL;
+        return wait_until(d, fd, events, usec);
+}

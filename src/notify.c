@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Messages to the service manager over NOTIFY_SOCKET.
+ *
+ * libsystemd's sd_notify() opens a fresh socket per call and sends on a
+ * blocking one, so a manager that stops reading can stall the caller. The
+ * keepalive path must never block: the handle keeps one non-blocking
+ * datagram socket and sends with MSG_DONTWAIT; a full queue is -EAGAIN.
+ * The manager identifies us by the SCM_CREDENTIALS the kernel attaches
+ * (the manager sets SO_PASSCRED), as with sd_notify().
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sdlive-internal.h"
+
+int sdlive_notify_open(sdlive *d, const char *socket_env) {
+        size_t len;
+        int fd;
+
+        d->notify_fd = -1;
+        if (!socket_env || !*socket_env)
+                return 0;
+
+        if (socket_env[0] != '/' && socket_env[0] != '@') {
+                d->notify_error = -EAFNOSUPPORT;
+                return 0;
+        }
+        len = strlen(socket_env);
+        if (len >= sizeof(d->notify_addr.sun_path) || len < 2) {
+                d->notify_error = -EINVAL;
+                return 0;
+        }
+
+        memset(&d->notify_addr, 0, sizeof(d->notify_addr));
+        d->notify_addr.sun_family = AF_UNIX;
+        memcpy(d->notify_addr.sun_path, socket_env, len);
+        if (socket_env[0] == '@')
+                d->notify_addr.sun_path[0] = '\0'; /* abstract namespace */
+        d->notify_addr_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + len +
+                                          (socket_env[0] == '/' ? 1 : 0));
+
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        d->notify_fd = fd;
+        return 0;
+}
+
+void sdlive_notify_close(sdlive *d) {
+        if (d->notify_fd >= 0)
+                (void) close(d->notify_fd);
+        d->notify_fd = -1;
+}
+
+int sdlive_notify_send(sdlive *d, const char *msg, size_t len) {
+        ssize_t n;
+
+        if (!d || d->notify_fd < 0)
+                return 0;
+        n = sendto(d->notify_fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+                   (const struct sockaddr *) &d->notify_addr, d->notify_addr_len);
+        if (n < 0)
+                return -errno;
+        return 1;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_sequence_length(const unsigned char *s, size_t n) {
+        size_t len, i;
+        uint32_t cp;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                len = 2, cp = s[0] & 0x1f;
+        else if (s[0] >= 0xe0 && s[0] <= 0xef)
+                len = 3, cp = s[0] & 0x0f;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                len = 4, cp = s[0] & 0x07;
+        else
+                return 0;
+        if (len > n)
+                return 0;
+        for (i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        /* Overlong forms, surrogates and values past U+10FFFF. */
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+size_t sdlive_status_message(char *out, const char *text) {
+        static const char prefix[] = "STATUS=";
+        const size_t room = SDLIVE_NOTIFY_MAX - (sizeof(prefix) - 1);
+        const unsigned char *s = (const unsigned char *) text;
+        size_t in_len = strlen(text), i = 0, o = sizeof(prefix) - 1;
+
+        memcpy(out, prefix, sizeof(prefix) - 1);
+        /* Copy whole characters while they fit: control characters (the
+         * newline above all, which would start a new assignment such as
+         * READY=1) become spaces, invalid UTF-8 bytes become '?', so the
+         * manager neither splits the line nor drops it as unclean. */
+        while (i < in_len) {
+                size_t n = utf8_sequence_length(s + i, in_len - i);
+
+                if (n == 0) {
+                        if (o + 1 > sizeof(prefix) - 1 + room)
+                                break;
+                        out[o++] = '?';
+                        i++;
+                        continue;
+                }
+                if (o + n > sizeof(prefix) - 1 + room)
+                        break;
+                if (n == 1 && (s[i] < 0x20 || s[i] == 0x7f))
+                        out[o++] = ' ';
+                else
+                        memcpy(out + o, s + i, n), o += n;
+                i += n;
+        }
+        out[o] = '\0';
+        return o;
+}
+
+static int send_string(sdlive *d, const char *msg) {
+        return sdlive_notify_send(d, msg, strlen(msg));
+}
+
+SDLIVE_EXPORT int sdlive_notify_ready(sdlive *d) {
+        return send_string(d, "READY=1");
+}
+
+SDLIVE_EXPORT int sdlive_notify_stopping(sdlive *d) {
+        return send_string(d, "STOPPING=1");
+}
+
+SDLIVE_EXPORT int sdlive_notify_reloading(sdlive *d) {
+        char msg[64];
+
+        if (!d || d->notify_fd < 0)
+                return 0;
+        /* The manager compares MONOTONIC_USEC with its own CLOCK_MONOTONIC,
+         * so this is the real clock even when a test injects another. */
+        (void) snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
+                        sdlive_clock_monotonic_usec());
+        return send_string(d, msg);
+}
+
+SDLIVE_EXPORT int sdlive_notify_status(sdlive *d, const char *format, ...) {
+        char text[SDLIVE_NOTIFY_MAX], msg[SDLIVE_NOTIFY_MAX + 1];
+        va_list ap;
+        int r;
+
+        if (!format)
+                return -EINVAL;
+        if (!d || d->notify_fd < 0)
+                return 0;
+
+        va_start(ap, format);
+        r = vsnprintf(text, sizeof(text), format, ap);
+        va_end(ap);
+        if (r < 0)
+                return -EINVAL;
+        /* text holds more than fits after "STATUS=", so the sanitizer cuts
+         * the line on a character boundary before any cut vsnprintf made. */
+        (void) sdlive_status_message(msg, text);
+
+        (void) pthread_mutex_lock(&d->status_lock);
+        memcpy(d->status, text, sizeof(d->status));
+        (void) pthread_mutex_unlock(&d->status_lock);
+
+        return send_string(d, msg);
+}
+
+SDLIVE_EXPORT int sdlive_notify_errno(sdlive *d, int error) {
+        char msg[32];
+
+        if (error <= 0)
+                return -EINVAL;
+        (void) snprintf(msg, sizeof(msg), "ERRNO=%d", error);
+        return send_string(d, msg);
+}
+
+SDLIVE_EXPORT int sdlive_notify_extend_timeout(sdlive *d, uint64_t usec) {
+        char msg[48];
+
+        if (usec == 0)
+                return -EINVAL;
+        (void) snprintf(msg, sizeof(msg), "EXTEND_TIMEOUT_USEC=%" PRIu64, usec);
+        return send_string(d, msg);
+}
+
+SDLIVE_EXPORT int sdlive_supervised(const sdlive *d) {
+        if (!d)
+                return 0;
+        if (d->notify_error)
+                return d->notify_error;
+        return d->notify_fd >= 0;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Progress loops: a keepalive proves only that some code reached a pet. The
+ * loops a daemon registers must each beat within their limit, or keepalives
+ * are withheld and the manager restarts the daemon.
+ *
+ * Beats touch one atomic in the loop's slot. The check runs on the due-pet
+ * path only (once per pet interval) and holds progress_lock, as do register
+ * and unregister, so a loop is seen either registered or gone, never half.
+ * Slots live inside the handle: no allocation, and a stale pointer after
+ * unregister cannot touch freed memory.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sdlive-internal.h"
+
+void sdlive_progress_init(sdlive *d) {
+        (void) pthread_mutex_init(&d->progress_lock, NULL);
+        for (size_t i = 0; i < SDLIVE_PROGRESS_MAX; i++)
+                atomic_init(&d->loops[i].last_beat, 0);
+}
+
+void sdlive_progress_done(sdlive *d) {
+        (void) pthread_mutex_destroy(&d->progress_lock);
+}
+
+/* The stalled loop with the longest overrun, or NULL. Under progress_lock. */
+static const struct sdlive_progress *find_stalled(const sdlive *d, uint64_t now,
+                                                  uint64_t *ret_silence) {
+        const struct sdlive_progress *worst = NULL;
+        uint64_t worst_overrun = 0;
+
+        for (size_t i = 0; i < SDLIVE_PROGRESS_MAX; i++) {
+                const struct sdlive_progress *p = &d->loops[i];
+                uint64_t beat, silence;
+
+                if (!p->in_use)
+                        continue;
+                beat = atomic_load_explicit(&p->last_beat, memory_order_acquire);
+                if (beat == SDLIVE_PARKED)
+                        continue;
+                silence = sdlive_usec_sub(now, beat);
+                if (silence > p->max_silence_usec &&
+                    (!worst || silence - p->max_silence_usec > worst_overrun)) {
+                        worst = p;
+                        worst_overrun = silence - p->max_silence_usec;
+                        *ret_silence = silence;
+                }
+        }
+        return worst;
+}
+
+static void report_stall(sdlive *d, const struct sdlive_progress *p, uint64_t silence) {
+        char text[128], msg[SDLIVE_NOTIFY_MAX + 1];
+        size_t len;
+
+        (void) snprintf(text, sizeof(text),
+                        "Loop '%s' silent for %" PRIu64 ".%03" PRIu64 " s (limit %" PRIu64
+                        ".%03" PRIu64 " s): keepalives withheld",
+                        p->name, silence / SDLIVE_USEC_PER_SEC,
+                        silence % SDLIVE_USEC_PER_SEC / 1000,
+                        p->max_silence_usec / SDLIVE_USEC_PER_SEC,
+                        p->max_silence_usec % SDLIVE_USEC_PER_SEC / 1000);
+        len = sdlive_status_message(msg, text);
+        (void) sdlive_notify_send(d, msg, len);
+        if (d->flags & SDLIVE_TRIGGER_ON_STALL)
+                (void) sdlive_watchdog_trigger(d);
+}
+
+static void report_recovery(sdlive *d) {
+        char msg[SDLIVE_NOTIFY_MAX + 1];
+        size_t len;
+
+        (void) pthread_mutex_lock(&d->status_lock);
+        len = d->status[0] ? sdlive_status_message(msg, d->status) : 0;
+        (void) pthread_mutex_unlock(&d->status_lock);
+        if (len)
+                (void) sdlive_notify_send(d, msg, len);
+}
+
+bool sdlive_progress_check(sdlive *d, uint64_t now) {
+        const struct sdlive_progress *stalled;
+        uint64_t silence = 0;
+
+        (void) pthread_mutex_lock(&d->progress_lock);
+        stalled = find_stalled(d, now, &silence);
+        if (stalled && !d->stall_reported) {
+                d->stall_reported = true;
+                report_stall(d, stalled, silence);
+        } else if (!stalled && d->stall_reported) {
+                d->stall_reported = false;
+                report_recovery(d);
+        }
+        (void) pthread_mutex_unlock(&d->progress_lock);
+        return stalled != NULL;
+}
+
+SDLIVE_EXPORT int sdlive_progress_register(sdlive *d, const char *name,
+                                           uint64_t max_silence_usec, sdlive_progress **ret) {
+        struct sdlive_progress *p = NULL;
+
+        if (!d || !name || !*name || !ret || max_silence_usec == 0 ||
+            max_silence_usec == UINT64_MAX)
+                return -EINVAL;
+
+        (void) pthread_mutex_lock(&d->progress_lock);
+        for (size_t i = 0; i < SDLIVE_PROGRESS_MAX && !p; i++)
+                if (!d->loops[i].in_use)
+                        p = &d->loops[i];
+        if (p) {
+                p->owner = d;
+                p->max_silence_usec = max_silence_usec;
+                (void) snprintf(p->name, sizeof(p->name), "%s", name);
+                atomic_store(&p->last_beat, sdlive_now(d));
+                p->in_use = true;
+        }
+        (void) pthread_mutex_unlock(&d->progress_lock);
+
+        if (!p)
+                return -ENOSPC;
+        *ret = p;
+        return 0;
+}
+
+SDLIVE_EXPORT void sdlive_progress_beat(sdlive_progress *p) {
+        if (p)
+                atomic_store_explicit(&p->last_beat, sdlive_now(p->owner), memory_order_release);
+}
+
+SDLIVE_EXPORT void sdlive_progress_park(sdlive_progress *p) {
+        if (p)
+                atomic_store_explicit(&p->last_beat, SDLIVE_PARKED, memory_order_release);
+}
+
+SDLIVE_EXPORT sdlive_progress *sdlive_progress_unregister(sdlive_progress *p) {
+        if (!p)
+                return NULL;
+        (void) pthread_mutex_lock(&p->owner->progress_lock);
+        p->in_use = false;
+        (void) pthread_mutex_unlock(&p->owner->progress_lock);
+        return NULL;
+}
+
+SDLIVE_EXPORT int sdlive_progress_age(const sdlive_progress *p, uint64_t *ret_usec) {
+        uint64_t beat;
+
+        if (!p || !ret_usec)
+                return -EINVAL;
+        beat = atomic_load_explicit(&p->last_beat, memory_order_acquire);
+        if (beat == SDLIVE_PARKED) {
+                *ret_usec = 0;
+                return 1;
+        }
+        *ret_usec = sdlive_usec_sub(sdlive_now(p->owner), beat);
+        return 0;
+}
+
+SDLIVE_EXPORT int sdlive_progress_stalled(sdlive *d, char *name, size_t size) {
+        const struct sdlive_progress *p;
+        uint64_t silence = 0;
+
+        if (!d)
+                return 0;
+        (void) pthread_mutex_lock(&d->progress_lock);
+        p = find_stalled(d, sdlive_now(d), &silence);
+        if (p && name && size)
+                (void) snprintf(name, size, "%s", p->name);
+        (void) pthread_mutex_unlock(&d->progress_lock);
+        return p != NULL;
+}

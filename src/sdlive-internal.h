@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SDLIVE_INTERNAL_H
+#define SDLIVE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "clock.h"
+#include "sdlive.h"
+
+/* Marks a definition as part of the ABI; everything else stays hidden. */
+#define SDLIVE_EXPORT __attribute__((visibility("default")))
+
+/* What systemd reads of one notification datagram. */
+#define SDLIVE_NOTIFY_MAX 4096
+
+/* next_due value meaning "pets are not tracked". */
+#define SDLIVE_NOT_TRACKED UINT64_MAX
+/* A parked progress loop's last_beat. */
+#define SDLIVE_PARKED UINT64_MAX
+
+struct sdlive_progress {
+        sdlive *owner;
+        _Atomic uint64_t last_beat;  /* clock time, or SDLIVE_PARKED */
+        uint64_t max_silence_usec;
+        bool in_use;                 /* guarded by owner->progress_lock */
+        char name[SDLIVE_PROGRESS_NAME_MAX + 1];
+};
+
+struct sdlive {
+        uint32_t flags;
+
+        /* Clock (clock.c). NULL ops: CLOCK_MONOTONIC and ppoll(). */
+        const sdlive_clock_ops *clock_ops;
+        void *clock_userdata;
+
+        /* Notify socket (notify.c). notify_fd < 0: not supervised. */
+        int notify_fd;
+        int notify_error; /* why NOTIFY_SOCKET was unusable, or 0 */
+        struct sockaddr_un notify_addr;
+        socklen_t notify_addr_len;
+
+        /* Watchdog (watchdog.c). */
+        int watchdog_error;                /* why WATCHDOG_USEC was refused, or 0 */
+        _Atomic bool armed;
+        _Atomic uint64_t watchdog_usec;
+        bool interval_overridden;
+        _Atomic uint64_t pet_interval;
+        _Atomic uint64_t next_due;         /* SDLIVE_NOT_TRACKED when untracked */
+        _Atomic uint64_t last_pet;         /* time of the last healthy pet */
+        _Atomic int timer_fd;              /* created on demand, -1 before */
+        pthread_mutex_t timer_lock;
+
+        /* Stop (idle.c). */
+        int stop_fd;                       /* eventfd, readable once stopping */
+        volatile _Atomic int stop_requested;
+
+        /* Progress (progress.c). */
+        pthread_mutex_t progress_lock;
+        bool stall_reported;               /* guarded by progress_lock */
+        struct sdlive_progress loops[SDLIVE_PROGRESS_MAX];
+
+        /* Last STATUS= text the daemon set, re-sent on stall recovery. */
+        pthread_mutex_t status_lock;
+        char status[SDLIVE_NOTIFY_MAX];
+};
+
+/* clock.c: poll(2) on the handle's clock. */
+int sdlive_clock_poll(const sdlive *d, struct pollfd *fds, nfds_t n, uint64_t timeout_usec);
+
+/* notify.c */
+int sdlive_notify_open(sdlive *d, const char *socket_env);
+void sdlive_notify_close(sdlive *d);
+/* Sends msg as one datagram without blocking: 1 sent, 0 unsupervised, -errno. */
+int sdlive_notify_send(sdlive *d, const char *msg, size_t len);
+/* Builds "STATUS=<text>" with text made one valid UTF-8 line that fits one
+ * datagram; returns the message length. out must hold SDLIVE_NOTIFY_MAX + 1. */
+size_t sdlive_status_message(char *out, const char *text);
+
+/* watchdog.c */
+int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override);
+void sdlive_watchdog_done(sdlive *d);
+
+/* idle.c */
+int sdlive_stop_init(sdlive *d);
+void sdlive_stop_done(sdlive *d);
+
+/* progress.c */
+void sdlive_progress_init(sdlive *d);
+void sdlive_progress_done(sdlive *d);
+/* On the due-pet path: true when keepalives must be withheld now. Reports a
+ * stall (STATUS=, optional WATCHDOG=trigger) once, and a recovery once. */
+bool sdlive_progress_check(sdlive *d, uint64_t now);
+
+/* The handle's time: the hot path of every pet, so the real clock is a
+ * direct vDSO call and only an injected clock costs an indirect one. */
+static inline uint64_t sdlive_now(const sdlive *d) {
+        if (__builtin_expect(d->clock_ops != NULL, 0))
+                return d->clock_ops->now(d->clock_userdata);
+        return sdlive_clock_monotonic_usec();
+}
+
+/* Saturating helpers for microsecond arithmetic. */
+static inline uint64_t sdlive_usec_add(uint64_t a, uint64_t b) {
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+static inline uint64_t sdlive_usec_sub(uint64_t a, uint64_t b) {
+        return a > b ? a - b : 0;
+}
+
+#endif

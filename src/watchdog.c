@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rate-limited keepalive.
+ *
+ * State: next_due is the monotonic time at which the next keepalive is due
+ * (SDLIVE_NOT_TRACKED when pets are not tracked at all). A pet that is not
+ * due reads the clock and compares. A due pet moves next_due forward with a
+ * compare-and-swap, so among racing threads exactly one sends.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "sdlive-internal.h"
+
+/* Strict unsigned decimal: digits only, no sign, no blanks. */
+static int parse_u64(const char *s, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!*s)
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                if (v > (UINT64_MAX - (uint64_t) (*s - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*s - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+/* 0: armed for *usec; 1: not for this process; < 0: refused. */
+static int parse_watchdog_env(const char *usec_env, const char *pid_env, uint64_t *usec) {
+        uint64_t v, pid;
+        int r;
+
+        if (!usec_env)
+                return 1;
+        if (strcmp(usec_env, "infinity") == 0)
+                return -ERANGE;
+        r = parse_u64(usec_env, &v);
+        if (r < 0)
+                return r;
+        if (v == 0)
+                return -EINVAL;
+        if (v == UINT64_MAX)
+                return -ERANGE;
+
+        if (pid_env) {
+                r = parse_u64(pid_env, &pid);
+                if (r < 0 || pid == 0 || pid > INT_MAX)
+                        return -EINVAL;
+                if ((pid_t) pid != getpid())
+                        return 1;
+        }
+        *usec = v;
+        return 0;
+}
+
+static uint64_t derived_interval(uint64_t watchdog_usec) {
+        uint64_t i = watchdog_usec / 6;
+        return i ? i : 1;
+}
+
+int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override) {
+        const char *usec_env = getenv("WATCHDOG_USEC");
+        const char *pid_env = getenv("WATCHDOG_PID");
+        uint64_t usec = 0, interval = 0;
+        int r;
+
+        atomic_init(&d->timer_fd, -1);
+        (void) pthread_mutex_init(&d->timer_lock, NULL);
+
+        r = parse_watchdog_env(usec_env, pid_env, &usec);
+        if (r < 0)
+                d->watchdog_error = r;
+        /* A watchdog without a socket to pet through is not armed. */
+        bool armed = r == 0 && d->notify_fd >= 0;
+
+        if (d->flags & SDLIVE_UNSET_WATCHDOG_ENV) {
+                (void) unsetenv("WATCHDOG_USEC");
+                (void) unsetenv("WATCHDOG_PID");
+        }
+
+        if (pet_interval_override) {
+                if (armed && pet_interval_override >= usec)
+                        return -ERANGE;
+                interval = pet_interval_override;
+                d->interval_overridden = true;
+        } else if (armed) {
+                interval = derived_interval(usec);
+        }
+
+        atomic_init(&d->armed, armed);
+        atomic_init(&d->watchdog_usec, armed ? usec : 0);
+        atomic_init(&d->pet_interval, interval);
+        /* Tracked pets start due, so the first pet sends at once. */
+        atomic_init(&d->next_due, interval ? 0 : SDLIVE_NOT_TRACKED);
+        atomic_init(&d->last_pet, sdlive_now(d));
+        return 0;
+}
+
+void sdlive_watchdog_done(sdlive *d) {
+        int fd = atomic_load(&d->timer_fd);
+
+        if (fd >= 0)
+                (void) close(fd);
+        (void) pthread_mutex_destroy(&d->timer_lock);
+}
+
+/* Points the timerfd, if any, at the current next_due. Serialized so the
+ * last writer always sets the newest deadline. */
+static void rearm_timer(sdlive *d) {
+        struct itimerspec its = { 0 };
+        uint64_t due;
+        int fd;
+
+        if (atomic_load_explicit(&d->timer_fd, memory_order_acquire) < 0)
+                return;
+        (void) pthread_mutex_lock(&d->timer_lock);
+        fd = atomic_load(&d->timer_fd);
+        due = atomic_load(&d->next_due);
+        if (due != SDLIVE_NOT_TRACKED) {
+                /* it_value zero would disarm: "due now" is 1 ns. */
+                its.it_value.tv_sec = (time_t) (due / SDLIVE_USEC_PER_SEC);
+                its.it_value.tv_nsec = (long) (due % SDLIVE_USEC_PER_SEC) * 1000;
+                if (due == 0)
+                        its.it_value.tv_nsec = 1;
+        }
+        (void) timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+        (void) pthread_mutex_unlock(&d->timer_lock);
+}
+
+/* The part of a pet that runs once per interval. */
+__attribute__((noinline)) static int pet_due(sdlive *d, uint64_t due, uint64_t now) {
+        uint64_t interval = atomic_load_explicit(&d->pet_interval, memory_order_relaxed);
+        int r = 0;
+
+        if (!atomic_compare_exchange_strong(&d->next_due, &due, sdlive_usec_add(now, interval)))
+                return 0; /* another thread took this interval */
+
+        if (!sdlive_progress_check(d, now)) {
+                atomic_store_explicit(&d->last_pet, now, memory_order_release);
+                if (atomic_load_explicit(&d->armed, memory_order_relaxed))
+                        r = sdlive_notify_send(d, "WATCHDOG=1", strlen("WATCHDOG=1"));
+        }
+        rearm_timer(d);
+        return r;
+}
+
+SDLIVE_EXPORT int sdlive_pet_watchdog(sdlive *d) {
+        uint64_t due, now;
+
+        if (!d)
+                return 0;
+        due = atomic_load_explicit(&d->next_due, memory_order_relaxed);
+        if (due == SDLIVE_NOT_TRACKED)
+                return 0;
+        now = sdlive_now(d);
+        if (now < due)
+                return 0;
+        return pet_due(d, due, now);
+}
+
+SDLIVE_EXPORT int sdlive_watchdog_enabled(const sdlive *d, uint64_t *ret_usec) {
+        if (!d)
+                return 0;
+        if (!atomic_load(&d->armed))
+                return d->watchdog_error;
+        if (ret_usec)
+                *ret_usec = atomic_load(&d->watchdog_usec);
+        return 1;
+}
+
+SDLIVE_EXPORT int sdlive_watchdog_trigger(sdlive *d) {
+        return sdlive_notify_send(d, "WATCHDOG=trigger", strlen("WATCHDOG=trigger"));
+}
+
+SDLIVE_EXPORT int sdlive_watchdog_set_timeout(sdlive *d, uint64_t usec) {
+        char msg[48];
+        int r;
+
+        if (usec == 0 || usec == UINT64_MAX)
+                return -EINVAL;
+        if (!d || d->notify_fd < 0)
+                return 0;
+        if (d->interval_overridden && atomic_load(&d->pet_interval) >= usec)
+                return -ERANGE;
+
+        (void) snprintf(msg, sizeof(msg), "WATCHDOG_USEC=%" PRIu64, usec);
+        r = sdlive_notify_send(d, msg, strlen(msg));
+        if (r < 0)
+                return r;
+
+        /* The manager restarts its timer on this message: so does the pet
+         * schedule, on the new interval. */
+        if (!d->interval_overridden)
+                atomic_store(&d->pet_interval, derived_interval(usec));
+        atomic_store(&d->watchdog_usec, usec);
+        atomic_store(&d->armed, true);
+        atomic_store(&d->next_due, sdlive_usec_add(sdlive_now(d), atomic_load(&d->pet_interval)));
+        rearm_timer(d);
+        return r;
+}
+
+SDLIVE_EXPORT uint64_t sdlive_pet_interval(const sdlive *d) {
+        return d ? atomic_load(&d->pet_interval) : 0;
+}
+
+SDLIVE_EXPORT uint64_t sdlive_watchdog_next_due(const sdlive *d) {
+        return d ? atomic_load(&d->next_due) : SDLIVE_NOT_TRACKED;
+}
+
+SDLIVE_EXPORT int sdlive_watchdog_fd(sdlive *d) {
+        int fd;
+
+        if (!d || atomic_load(&d->next_due) == SDLIVE_NOT_TRACKED)
+                return -ENODATA;
+        fd = atomic_load_explicit(&d->timer_fd, memory_order_acquire);
+        if (fd >= 0)
+                return fd;
+
+        (void) pthread_mutex_lock(&d->timer_lock);
+        fd = atomic_load(&d->timer_fd);
+        if (fd < 0) {
+                fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+                if (fd < 0)
+                        fd = -errno;
+                else
+                        atomic_store_explicit(&d->timer_fd, fd, memory_order_release);
+        }
+        (void) pthread_mutex_unlock(&d->timer_lock);
+        if (fd >= 0)
+                rearm_timer(d);
+        return fd;
+}
+
+SDLIVE_EXPORT int sdlive_last_pet_age(const sdlive *d, uint64_t *ret_usec) {
+        if (!ret_usec)
+                return -EINVAL;
+        if (!d || atomic_load(&d->next_due) == SDLIVE_NOT_TRACKED)
+                return -ENODATA;
+        *ret_usec = sdlive_usec_sub(sdlive_now(d), atomic_load_explicit(&d->last_pet,
+                                                                      memory_order_acquire));
+        return 0;
+}
