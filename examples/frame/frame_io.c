@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* Whole-frame send and receive on stream sockets, blocking or not. */
+#include "frame.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+/* Frames up to this size are encoded on the stack. */
+#define SEND_STACK_BUFFER 512
+#define RECV_CHUNK 16384
+
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for events on fd until deadline_ms (-1: forever). Returns 0 when
+ * the fd is ready (or in error: the next I/O call reports it), -EAGAIN when
+ * the caller asked not to wait, -ETIMEDOUT, or -errno. */
+static int wait_fd(int fd, short events, int timeout_ms, int64_t deadline_ms) {
+        struct pollfd p = { .fd = fd, .events = events };
+        int64_t left;
+        int r;
+
+        if (timeout_ms == 0)
+                return -EAGAIN;
+        for (;;) {
+                left = timeout_ms < 0 ? -1 : deadline_ms - now_ms();
+                if (timeout_ms > 0 && left <= 0)
+                        return -ETIMEDOUT;
+                r = poll(&p, 1, (int) left);
+                if (r > 0)
+                        return 0;
+                if (r == 0)
+                        return -ETIMEDOUT;
+                if (errno != EINTR)
+                        return -errno;
+        }
+}
+
+static int send_all(int fd, const uint8_t *buf, size_t len, int timeout_ms) {
+        int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+        size_t off = 0;
+        ssize_t n;
+        int r;
+
+        while (off < len) {
+                n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n >= 0) {
+                        off += (size_t) n;
+                        continue;
+                }
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                        return -errno;
+                r = wait_fd(fd, POLLOUT, timeout_ms, deadline);
+                if (r < 0)
+                        return r == -EAGAIN ? -ETIMEDOUT : r;
+        }
+        return 0;
+}
+
+int frame_send(int fd, const frame *f, int timeout_ms) {
+        uint8_t small[SEND_STACK_BUFFER], *buf = small;
+        int size, r;
+
+        size = frame_encoded_size(f);
+        if (size < 0)
+                return size;
+        if (size > SEND_STACK_BUFFER) {
+                buf = malloc((size_t) size);
+                if (!buf)
+                        return -ENOMEM;
+        }
+        r = frame_encode(f, buf, (size_t) size);
+        if (r >= 0)
+                r = send_all(fd, buf, (size_t) size, timeout_ms);
+        if (buf != small)
+                free(buf);
+        return r;
+}
+
+int frame_recv(int fd, frame_decoder *dec, frame *out, int timeout_ms) {
+        int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+        uint8_t buf[RECV_CHUNK];
+        size_t want, used;
+        ssize_t n;
+        int r;
+
+        for (;;) {
+                r = frame_decoder_error(dec);
+                if (r < 0)
+                        return r;
+                /* Never read past the current frame: the rest of the stream
+                 * stays in the socket for the next call. */
+                want = frame_decoder_wanted(dec);
+                n = recv(fd, buf, want < sizeof(buf) ? want : sizeof(buf), MSG_DONTWAIT);
+                if (n > 0) {
+                        r = frame_decoder_feed(dec, buf, (size_t) n, &used, out);
+                        if (r != 0)
+                                return r;
+                        continue;
+                }
+                if (n == 0)
+                        return frame_decoder_finish(dec);
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                        return -errno;
+                r = wait_fd(fd, POLLIN, timeout_ms, deadline);
+                if (r < 0)
+                        return r;
+        }
+}
