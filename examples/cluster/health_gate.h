@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CLUSTER_HEALTH_GATE_H
+#define CLUSTER_HEALTH_GATE_H
+
+/*
+ * The lease refresher's health gate: renew the lease only while the main
+ * loop is petting. A leader whose main loop has wedged then loses its lease
+ * as soon as it expires, without waiting for the watchdog to kill it.
+ *
+ * Hysteresis: the gate closes after `checks` consecutive observations with
+ * the last pet older than `stale_usec`, and opens again only after `checks`
+ * consecutive observations younger than stale_usec / 2. A single late pet
+ * neither closes it, nor does one fresh pet open a flapping gate.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct health_gate {
+        uint64_t stale_usec; /* 0: the gate is always open */
+        unsigned checks;
+        unsigned stale_run;
+        unsigned fresh_run;
+        bool open;
+};
+
+/* An open gate. checks 0 means 1. */
+void health_gate_init(struct health_gate *g, uint64_t stale_usec, unsigned checks);
+
+/* Records one observation of the main loop's last pet age and returns
+ * whether renewing is allowed now. */
+bool health_gate_observe(struct health_gate *g, uint64_t pet_age_usec);
+
+#endif
