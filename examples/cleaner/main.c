@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sdlive-cleaner: keeps a blob directory tidy. Each pass walks the whole tree
+ * and deletes expired blobs, stale .partial uploads and empty directories;
+ * between passes it idles. A pass may take far longer than WatchdogSec: it
+ * pets inside the per-entry loop, so only a pass that stops moving gets the
+ * daemon killed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sdlive.h>
+
+#include "cli.h"
+#include "duration.h"
+#include "fault.h"
+#include "log.h"
+#include "monitor.h"
+#include "pass.h"
+#include "populate.h"
+#include "supervision.h"
+
+typedef struct cleaner_options {
+        char *blob_dir;            /* NULL: $STATE_DIRECTORY/blobs */
+        uint64_t max_age_usec;
+        uint64_t partial_max_age_usec;
+        uint64_t pass_interval_usec;
+        uint64_t max_rate;
+        uint64_t populate;
+        bool populate_set;
+        bool once;
+        const char *wedge_file;
+} cleaner_options;
+
+static void usage(void) {
+        printf("Usage: %s [OPTION]...\n"
+               "Delete expired blobs, stale .partial files and empty directories from a\n"
+               "blob directory, one pass at a time, petting the systemd watchdog per entry.\n"
+               "\n"
+               "  --blob-dir DIR          the blob directory (default: $STATE_DIRECTORY/blobs,\n"
+               "                          created when missing; a DIR given here must exist)\n"
+               "  --max-age DUR           delete blobs older than this (default 7d)\n"
+               "  --partial-max-age DUR   delete *.partial files older than this (default 1h)\n"
+               "  --pass-interval DUR     idle time between passes (default 60s)\n"
+               "  --max-rate N            examine at most N entries per second (default 0:\n"
+               "                          unlimited); the pacing sleeps keep petting\n"
+               "  --once                  run one pass and exit (1 if entries failed)\n"
+               "  --populate N            create N fresh test blobs under DIR/populated and exit\n"
+               "  --wedge-file PATH       fault injection: when PATH exists, the pass or the\n"
+               "                          main loop hangs forever without petting (also\n"
+               "                          $SDLIVE_WEDGE_FILE; off by default)\n"
+               "  -h, --help              show this help and exit\n"
+               "  -V, --version           show the version and exit\n"
+               "\n"
+               "DUR is a whole number with a unit: 500ms, 2s, 1min, 1h, 7d; bare numbers are\n"
+               "seconds. Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure,\n"
+               "2 bad usage.\n",
+               program_invocation_short_name);
+}
+
+static void parse_options(int argc, char **argv, cleaner_options *o) {
+        enum {
+                OPT_BLOB_DIR = 0x100,
+                OPT_MAX_AGE,
+                OPT_PARTIAL_MAX_AGE,
+                OPT_PASS_INTERVAL,
+                OPT_MAX_RATE,
+                OPT_ONCE,
+                OPT_POPULATE,
+                OPT_WEDGE_FILE,
+        };
+        static const struct option options[] = {
+                { "blob-dir", required_argument, NULL, OPT_BLOB_DIR },
+                { "max-age", required_argument, NULL, OPT_MAX_AGE },
+                { "partial-max-age", required_argument, NULL, OPT_PARTIAL_MAX_AGE },
+                { "pass-interval", required_argument, NULL, OPT_PASS_INTERVAL },
+                { "max-rate", required_argument, NULL, OPT_MAX_RATE },
+                { "once", no_argument, NULL, OPT_ONCE },
+                { "populate", required_argument, NULL, OPT_POPULATE },
+                { "wedge-file", required_argument, NULL, OPT_WEDGE_FILE },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
+                switch (c) {
+                case OPT_BLOB_DIR:
+                        o->blob_dir = optarg;
+                        break;
+                case OPT_MAX_AGE:
+                        o->max_age_usec = cli_duration("--max-age", optarg);
+                        break;
+                case OPT_PARTIAL_MAX_AGE:
+                        o->partial_max_age_usec = cli_duration("--partial-max-age", optarg);
+                        break;
+                case OPT_PASS_INTERVAL:
+                        o->pass_interval_usec = cli_duration("--pass-interval", optarg);
+                        break;
+                case OPT_MAX_RATE:
+                        o->max_rate = cli_count("--max-rate", optarg);
+                        break;
+                case OPT_ONCE:
+                        o->once = true;
+                        break;
+                case OPT_POPULATE:
+                        o->populate = cli_count("--populate", optarg);
+                        o->populate_set = true;
+                        break;
+                case OPT_WEDGE_FILE:
+                        o->wedge_file = optarg;
+                        break;
+                case 'h':
+                        usage();
+                        exit(EXIT_SUCCESS);
+                case 'V':
+                        cli_print_version();
+                        exit(EXIT_SUCCESS);
+                case ':':
+                        cli_usage_error("option '%s' needs a value", argv[optind - 1]);
+                default:
+                        cli_usage_error("unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind < argc)
+                cli_usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+/* Opens the blob directory: an explicit one must exist; the default one under
+ * $STATE_DIRECTORY is created. Exits on failure. */
+static int open_blob_dir(cleaner_options *o) {
+        char *state_dir = NULL;
+        int fd;
+
+        if (o->blob_dir) {
+                if (cli_require_dir("blob directory", o->blob_dir) < 0)
+                        exit(EXIT_FAILURE);
+        } else {
+                state_dir = cli_systemd_dir("STATE_DIRECTORY");
+                if (!state_dir)
+                        cli_usage_error("no blob directory: pass --blob-dir or run with StateDirectory=");
+                if (asprintf(&o->blob_dir, "%s/blobs", state_dir) < 0) {
+                        log_error("out of memory");
+                        exit(EXIT_FAILURE);
+                }
+                free(state_dir);
+                if (mkdir(o->blob_dir, 0750) < 0 && errno != EEXIST) {
+                        log_error("cannot create blob directory %s: %s", o->blob_dir, strerror(errno));
+                        exit(EXIT_FAILURE);
+                }
+        }
+        fd = open(o->blob_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                log_error("cannot open blob directory %s: %s", o->blob_dir, strerror(errno));
+                exit(EXIT_FAILURE);
+        }
+        return fd;
+}
+
+static void log_pass(const pass_stats *s, uint64_t number) {
+        char took[DURATION_FORMAT_MAX];
+
+        log_info("pass %llu done in %s: scanned %llu entries, deleted %llu blobs, %llu partials, "
+                 "%llu directories, %llu errors",
+                 (unsigned long long) number, duration_format(took, sizeof(took), s->duration_usec),
+                 (unsigned long long) s->scanned, (unsigned long long) s->blobs_deleted,
+                 (unsigned long long) s->partials_deleted, (unsigned long long) s->dirs_removed,
+                 (unsigned long long) s->errors);
+}
+
+/* Passes until stopped (or once). Returns the exit status. */
+static int run(const cleaner_options *o, sdlive *d, int root_fd, const fault_switch *wedge) {
+        char interval[DURATION_FORMAT_MAX], took[DURATION_FORMAT_MAX];
+        pass_config config = {
+                .root_fd = root_fd,
+                .max_age_usec = o->max_age_usec,
+                .partial_max_age_usec = o->partial_max_age_usec,
+                .max_rate = o->max_rate,
+                .d = d,
+                .wedge = wedge,
+        };
+
+        duration_format(interval, sizeof(interval), o->pass_interval_usec);
+        for (;;) {
+                pass_stats stats;
+                int r;
+
+                fault_switch_check(wedge);
+                config.number++;
+                r = pass_run(&config, &stats);
+                if (r == SDLIVE_WAKE_STOP)
+                        return EXIT_SUCCESS;
+                if (r < 0) {
+                        sdlive_notify_errno(d, -r);
+                        return EXIT_FAILURE;
+                }
+                log_pass(&stats, config.number);
+                if (o->once)
+                        return stats.errors > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+                sdlive_notify_status(d, "idle: pass %llu took %s, scanned %llu, deleted %llu blobs, "
+                                     "%llu partials, %llu directories; next pass in %s",
+                                     (unsigned long long) config.number,
+                                     duration_format(took, sizeof(took), stats.duration_usec),
+                                     (unsigned long long) stats.scanned,
+                                     (unsigned long long) stats.blobs_deleted,
+                                     (unsigned long long) stats.partials_deleted,
+                                     (unsigned long long) stats.dirs_removed, interval);
+                r = sdlive_idle(d, o->pass_interval_usec);
+                if (r == SDLIVE_WAKE_STOP)
+                        return EXIT_SUCCESS;
+                if (r < 0) {
+                        log_error("idle failed: %s", strerror(-r));
+                        return EXIT_FAILURE;
+                }
+        }
+}
+
+int main(int argc, char **argv) {
+        cleaner_options o = {
+                .max_age_usec = 7 * 24 * 3600 * SDLIVE_USEC_PER_SEC,
+                .partial_max_age_usec = 3600 * SDLIVE_USEC_PER_SEC,
+                .pass_interval_usec = 60 * SDLIVE_USEC_PER_SEC,
+        };
+        char max_age[DURATION_FORMAT_MAX], partial_max_age[DURATION_FORMAT_MAX];
+        fault_switch wedge;
+        monitor *m = NULL;
+        sdlive *d = NULL;
+        int root_fd, status;
+
+        parse_options(argc, argv, &o);
+        root_fd = open_blob_dir(&o);
+
+        if (o.populate_set) {
+                log_info("creating %llu test blobs under %s/populated",
+                         (unsigned long long) o.populate, o.blob_dir);
+                return populate_tree(root_fd, o.populate) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
+
+        fault_switch_init(&wedge, "cleaner main loop", o.wedge_file, "SDLIVE_WEDGE_FILE");
+        if (supervision_start(&d, SDLIVE_HANDLE_SIGNALS) < 0)
+                return EXIT_FAILURE;
+        if (monitor_start(&m, d) < 0) {
+                sdlive_free(d);
+                return EXIT_FAILURE;
+        }
+
+        log_info("cleaning %s: blobs older than %s, partials older than %s%s", o.blob_dir,
+                 duration_format(max_age, sizeof(max_age), o.max_age_usec),
+                 duration_format(partial_max_age, sizeof(partial_max_age), o.partial_max_age_usec),
+                 o.once ? ", one pass" : "");
+        sdlive_notify_status(d, "starting first pass");
+        sdlive_notify_ready(d);
+
+        status = run(&o, d, root_fd, &wedge);
+
+        if (sdlive_stopping(d) > 0) {
+                log_info("stop requested, exiting");
+                sdlive_notify_stopping(d);
+        }
+        m = monitor_stop(m);
+        d = sdlive_free(d);
+        close(root_fd);
+        return status;
+}

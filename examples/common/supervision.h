@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SDLIVE_EXAMPLES_SUPERVISION_H
+#define SDLIVE_EXAMPLES_SUPERVISION_H
+
+#include <stdint.h>
+
+#include <sdlive.h>
+
+/*
+ * Creates the daemon's sdlive handle with the given SDLIVE_* flags and logs
+ * how the process is supervised: not at all, by systemd without a watchdog,
+ * or with the watchdog armed (WatchdogSec and pet interval), and why when the
+ * environment is malformed. Returns 0 or -errno (logged).
+ */
+int supervision_start(sdlive **ret, uint32_t flags);
+
+#endif
