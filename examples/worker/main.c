@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sdlive-worker: a periodic daemon. Its main loop waits for work while
+ * petting (sdlive_wait_fd), hands each unit of work to the job-executor
+ * thread and reports the results. Work comes from a timer today; a job from
+ * a coordinator arrives the same way, as a readable descriptor.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sdlive.h>
+
+#include "cli.h"
+#include "duration.h"
+#include "executor.h"
+#include "fault.h"
+#include "job.h"
+#include "log.h"
+#include "monitor.h"
+#include "supervision.h"
+
+/* How long a stopping worker waits for the job in progress. */
+#define EXECUTOR_STOP_TIMEOUT_USEC (200 * SDLIVE_USEC_PER_MSEC)
+
+typedef struct worker_options {
+        uint64_t interval_usec;
+        uint64_t executor_max_silence_usec;
+        bool progress_check;
+        bool trigger_on_stall;
+        const char *wedge_file;
+        const char *hang_executor_file;
+} worker_options;
+
+static void usage(void) {
+        printf("Usage: %s [OPTION]...\n"
+               "Run one short job per interval on a job-executor thread, petting the\n"
+               "systemd watchdog from the main loop while the executor keeps moving.\n"
+               "\n"
+               "  --interval DUR               time between jobs (default 5s)\n"
+               "  --executor-max-silence DUR   longest a job may run before keepalives are\n"
+               "                               withheld (default 10s)\n"
+               "  --no-progress-check          do not register the executor as a progress\n"
+               "                               loop: a hung executor then goes unnoticed\n"
+               "  --trigger-on-stall           send WATCHDOG=trigger as soon as the executor\n"
+               "                               stalls instead of waiting out WatchdogSec\n"
+               "  --wedge-file PATH            fault injection: when PATH exists the main loop\n"
+               "                               hangs forever without petting (also\n"
+               "                               $SDLIVE_WEDGE_FILE; off by default)\n"
+               "  --hang-executor-file PATH    fault injection: when PATH exists the executor\n"
+               "                               hangs in its next job while the main loop goes\n"
+               "                               on petting (also $SDLIVE_HANG_EXECUTOR_FILE)\n"
+               "  -h, --help                   show this help and exit\n"
+               "  -V, --version                show the version and exit\n"
+               "\n"
+               "DUR is a whole number with a unit: 500ms, 2s, 1min, 1h, 7d; bare numbers are\n"
+               "seconds. Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure,\n"
+               "2 bad usage.\n",
+               program_invocation_short_name);
+}
+
+static void parse_options(int argc, char **argv, worker_options *o) {
+        enum {
+                OPT_INTERVAL = 0x100,
+                OPT_EXECUTOR_MAX_SILENCE,
+                OPT_NO_PROGRESS_CHECK,
+                OPT_TRIGGER_ON_STALL,
+                OPT_WEDGE_FILE,
+                OPT_HANG_EXECUTOR_FILE,
+        };
+        static const struct option options[] = {
+                { "interval", required_argument, NULL, OPT_INTERVAL },
+                { "executor-max-silence", required_argument, NULL, OPT_EXECUTOR_MAX_SILENCE },
+                { "no-progress-check", no_argument, NULL, OPT_NO_PROGRESS_CHECK },
+                { "trigger-on-stall", no_argument, NULL, OPT_TRIGGER_ON_STALL },
+                { "wedge-file", required_argument, NULL, OPT_WEDGE_FILE },
+                { "hang-executor-file", required_argument, NULL, OPT_HANG_EXECUTOR_FILE },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
+                switch (c) {
+                case OPT_INTERVAL:
+                        o->interval_usec = cli_duration("--interval", optarg);
+                        if (o->interval_usec == 0)
+                                cli_usage_error("--interval: must be longer than 0");
+                        break;
+                case OPT_EXECUTOR_MAX_SILENCE:
+                        o->executor_max_silence_usec = cli_duration("--executor-max-silence", optarg);
+                        if (o->executor_max_silence_usec == 0)
+                                cli_usage_error("--executor-max-silence: must be longer than 0");
+                        break;
+                case OPT_NO_PROGRESS_CHECK:
+                        o->progress_check = false;
+                        break;
+                case OPT_TRIGGER_ON_STALL:
+                        o->trigger_on_stall = true;
+                        break;
+                case OPT_WEDGE_FILE:
+                        o->wedge_file = optarg;
+                        break;
+                case OPT_HANG_EXECUTOR_FILE:
+                        o->hang_executor_file = optarg;
+                        break;
+                case 'h':
+                        usage();
+                        exit(EXIT_SUCCESS);
+                case 'V':
+                        cli_print_version();
+                        exit(EXIT_SUCCESS);
+                case ':':
+                        cli_usage_error("option '%s' needs a value", argv[optind - 1]);
+                default:
+                        cli_usage_error("unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind < argc)
+                cli_usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+static uint64_t monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+typedef struct worker {
+        const worker_options *options;
+        sdlive *d;
+        executor *executor;
+        const fault_switch *wedge;
+        uint64_t next_id;
+        uint64_t done;
+        uint64_t skipped;
+        bool busy_reported;
+} worker;
+
+/* Work is due: hand the next job to the executor, or skip it while the
+ * executor is still busy with the previous one. */
+static void dispatch_job(worker *w) {
+        char busy[DURATION_FORMAT_MAX];
+        job j = { .id = w->next_id + 1, .seed = (uint64_t) time(NULL) ^ (w->next_id << 32) };
+
+        if (executor_submit(w->executor, &j) == 0) {
+                w->next_id++;
+                w->busy_reported = false;
+                return;
+        }
+        w->skipped++;
+        duration_format(busy, sizeof(busy), executor_busy_usec(w->executor));
+        if (!w->busy_reported)
+                log_warning("executor busy for %s, skipping jobs until it is free", busy);
+        w->busy_reported = true;
+        /* While keepalives are withheld, STATUS= names the stalled loop: keep it. */
+        if (sdlive_progress_stalled(w->d, NULL, 0) <= 0)
+                sdlive_notify_status(w->d, "executor busy for %s; %llu jobs done, %llu skipped",
+                                     busy, (unsigned long long) w->done,
+                                     (unsigned long long) w->skipped);
+}
+
+static void report_results(worker *w) {
+        char took[DURATION_FORMAT_MAX];
+        job_result last;
+        uint64_t finished = executor_collect(w->executor, &last);
+
+        if (finished == 0)
+                return;
+        w->done += finished;
+        duration_format(took, sizeof(took), last.duration_usec);
+        log_debug("job %llu done in %s: checksum %016llx", (unsigned long long) last.id, took,
+                  (unsigned long long) last.value);
+        sdlive_notify_status(w->d, "%llu jobs done, %llu skipped; last: job %llu checksum %016llx in %s",
+                             (unsigned long long) w->done, (unsigned long long) w->skipped,
+                             (unsigned long long) last.id, (unsigned long long) last.value, took);
+}
+
+/* The main loop: wait (petting) for the next job to be due or for a result,
+ * then act on it. Returns the exit status. */
+static int run(worker *w) {
+        uint64_t next_due = monotonic_usec();
+
+        for (;;) {
+                fault_switch_check(w->wedge);
+                uint64_t now = monotonic_usec();
+                int r = sdlive_wait_fd(w->d, executor_result_fd(w->executor), POLLIN,
+                                       next_due > now ? next_due - now : 0);
+                if (r == SDLIVE_WAKE_STOP)
+                        return EXIT_SUCCESS;
+                if (r < 0) {
+                        log_error("waiting for work failed: %s", strerror(-r));
+                        return EXIT_FAILURE;
+                }
+                if (r == SDLIVE_WAKE_FD)
+                        report_results(w);
+                else {
+                        dispatch_job(w);
+                        next_due += w->options->interval_usec;
+                        now = monotonic_usec();
+                        if (next_due <= now) /* fell behind (suspend, long stall): no burst */
+                                next_due = now + w->options->interval_usec;
+                }
+                /* One iteration done: that is the progress the keepalive vouches for. */
+                sdlive_pet_watchdog(w->d);
+        }
+}
+
+int main(int argc, char **argv) {
+        worker_options o = {
+                .interval_usec = 5 * SDLIVE_USEC_PER_SEC,
+                .executor_max_silence_usec = 10 * SDLIVE_USEC_PER_SEC,
+                .progress_check = true,
+        };
+        char interval[DURATION_FORMAT_MAX], silence[DURATION_FORMAT_MAX];
+        fault_switch wedge, hang;
+        worker w = { .options = &o, .wedge = &wedge };
+        monitor *m = NULL;
+        int status;
+
+        parse_options(argc, argv, &o);
+        fault_switch_init(&wedge, "worker main loop", o.wedge_file, "SDLIVE_WEDGE_FILE");
+        fault_switch_init(&hang, "job executor", o.hang_executor_file, "SDLIVE_HANG_EXECUTOR_FILE");
+
+        if (supervision_start(&w.d, SDLIVE_HANDLE_SIGNALS |
+                                    (o.trigger_on_stall ? SDLIVE_TRIGGER_ON_STALL : 0)) < 0)
+                return EXIT_FAILURE;
+        if (executor_start(&w.executor, w.d, job_checksum,
+                           o.progress_check ? o.executor_max_silence_usec : 0, &hang) < 0) {
+                sdlive_free(w.d);
+                return EXIT_FAILURE;
+        }
+        if (monitor_start(&m, w.d) < 0) {
+                executor_stop(w.executor, EXECUTOR_STOP_TIMEOUT_USEC);
+                sdlive_free(w.d);
+                return EXIT_FAILURE;
+        }
+
+        duration_format(interval, sizeof(interval), o.interval_usec);
+        duration_format(silence, sizeof(silence), o.executor_max_silence_usec);
+        if (o.progress_check)
+                log_info("one job every %s; executor registered as progress loop (max silence %s)",
+                         interval, silence);
+        else
+                log_info("one job every %s; executor NOT registered as a progress loop", interval);
+        sdlive_notify_status(w.d, "waiting for the first job");
+        sdlive_notify_ready(w.d);
+
+        status = run(&w);
+
+        if (sdlive_stopping(w.d) > 0) {
+                log_info("stop requested, exiting");
+                sdlive_notify_stopping(w.d);
+        }
+        m = monitor_stop(m);
+        if (executor_stop(w.executor, EXECUTOR_STOP_TIMEOUT_USEC) < 0) {
+                /* The hung thread may still hold the handle: leave both to exit(). */
+                log_warning("executor is hung in a job; exiting without waiting for it");
+                return status;
+        }
+        sdlive_free(w.d);
+        return status;
+}
