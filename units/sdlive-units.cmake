@@ -1,0 +1,95 @@
+# The one place that says which daemons get a unit and which of them pet the
+# systemd watchdog. Included by units/ (shipped units) and tests/units/.
+
+# Every reference daemon that ships a unit.
+set(SDLIVE_UNIT_DAEMONS worker cleaner sentinel acceptor cluster)
+
+# Daemons whose main loop pets the watchdog: only these get WatchdogSec=.
+set(SDLIVE_PETTING_DAEMONS worker cleaner cluster)
+
+# Per-daemon settings. Unset means: plain unit sdlive-<name>.service, no
+# network at all (PrivateNetwork=yes, AF_UNIX only), no extra lines.
+set(SDLIVE_UNIT_worker_DESCRIPTION   "periodic worker that executes jobs for the coordinator")
+set(SDLIVE_UNIT_cleaner_DESCRIPTION  "maintenance passes over a blob directory")
+set(SDLIVE_UNIT_sentinel_DESCRIPTION "trivial ordering daemon")
+set(SDLIVE_UNIT_acceptor_DESCRIPTION "event-driven unix-socket server")
+set(SDLIVE_UNIT_cluster_DESCRIPTION  "elected leader with lease, fencing and job coordination (instance %i)")
+
+# TCP is optional for these two (coordinator connections, a PostgreSQL
+# store); the firewall admits loopback only: widen IPAddressAllow= in a
+# drop-in for hosts that share a remote database.
+set(SDLIVE_UNIT_worker_TCP  ON)
+set(SDLIVE_UNIT_cluster_TCP ON)
+
+# Cluster members run as instances, sdlive-cluster@<name>.service. Every
+# instance shares the dynamic user (named after the unit prefix) and the
+# state directory, where the embedded SQLite lease store lives.
+set(SDLIVE_UNIT_cluster_FILE "sdlive-cluster@.service")
+set(SDLIVE_UNIT_cluster_ARGS "")
+set(SDLIVE_UNIT_cluster_EXTRA "")
+
+# sdlive_render_unit(<daemon> <output file> <executable path>)
+# Renders units/sdlive-daemon.service.in for one daemon. Hooks per daemon:
+# SDLIVE_UNIT_<d>_ARGS (appended to ExecStart=), SDLIVE_UNIT_<d>_EXTRA (lines
+# appended to [Service]), SDLIVE_UNIT_<d>_TCP, SDLIVE_UNIT_<d>_FILE.
+function(sdlive_render_unit daemon output executable)
+  set(SDLIVE_UNIT_DAEMON ${daemon})
+  set(SDLIVE_UNIT_DESCRIPTION "${SDLIVE_UNIT_${daemon}_DESCRIPTION}")
+  sdlive_unit_file_name(${daemon} SDLIVE_UNIT_FILE)
+
+  set(SDLIVE_UNIT_EXEC_START "${executable}")
+  if(NOT "${SDLIVE_UNIT_${daemon}_ARGS}" STREQUAL "")
+    string(APPEND SDLIVE_UNIT_EXEC_START " ${SDLIVE_UNIT_${daemon}_ARGS}")
+  endif()
+
+  if(daemon IN_LIST SDLIVE_PETTING_DAEMONS)
+    set(watchdog ${SDLIVE_WATCHDOG_SEC})
+    if(watchdog MATCHES "^[0-9]+$")
+      string(APPEND watchdog "s")
+    endif()
+    set(SDLIVE_UNIT_WATCHDOG
+      "# The main loop pets the watchdog (WATCHDOG=1) while it makes progress.\nWatchdogSec=${watchdog}")
+  else()
+    set(SDLIVE_UNIT_WATCHDOG
+      "# No WatchdogSec=: this daemon never sends WATCHDOG=1, so arming the\n# watchdog would kill it while it is perfectly healthy.")
+  endif()
+
+  if(SDLIVE_UNIT_${daemon}_TCP)
+    set(SDLIVE_UNIT_NETWORK
+      "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\nIPAddressAllow=localhost")
+  else()
+    set(SDLIVE_UNIT_NETWORK
+      "PrivateNetwork=yes\nRestrictAddressFamilies=AF_UNIX")
+  endif()
+
+  set(SDLIVE_UNIT_EXTRA "")
+  if(NOT "${SDLIVE_UNIT_${daemon}_EXTRA}" STREQUAL "")
+    set(SDLIVE_UNIT_EXTRA "${SDLIVE_UNIT_${daemon}_EXTRA}\n")
+  endif()
+
+  configure_file(${SDLIVE_UNITS_TEMPLATE} ${output} @ONLY)
+endfunction()
+
+# sdlive_unit_file_name(<daemon> <out var>): sdlive-<d>.service unless the
+# daemon runs as instances (SDLIVE_UNIT_<d>_FILE).
+function(sdlive_unit_file_name daemon out)
+  if(SDLIVE_UNIT_${daemon}_FILE)
+    set(${out} ${SDLIVE_UNIT_${daemon}_FILE} PARENT_SCOPE)
+  else()
+    set(${out} sdlive-${daemon}.service PARENT_SCOPE)
+  endif()
+endfunction()
+
+# sdlive_unit_daemons_built(<out var>): the daemons of SDLIVE_UNIT_DAEMONS
+# whose sources exist in this tree (a unit without its binary is useless).
+function(sdlive_unit_daemons_built out)
+  set(built "")
+  foreach(daemon IN LISTS SDLIVE_UNIT_DAEMONS)
+    if(EXISTS ${PROJECT_SOURCE_DIR}/examples/${daemon}/CMakeLists.txt)
+      list(APPEND built ${daemon})
+    endif()
+  endforeach()
+  set(${out} ${built} PARENT_SCOPE)
+endfunction()
+
+set(SDLIVE_UNITS_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/sdlive-daemon.service.in)
