@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Scenario 1: every daemon whose unit arms WatchdogSec= runs for 5 x
+# WatchdogSec with zero restarts: its keepalives arrive in time, idle or busy.
+source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
+harness_start "$@"
+harness_units_install
+
+units=()
+for daemon in worker cleaner cluster; do
+  unit=$(harness_unit_of "$daemon")
+  [[ -n $unit ]] || { harness_log "$daemon: not in this build, not checked"; continue; }
+  harness_armed "$unit" || harness_fail "$unit: shipped without WatchdogSec=, yet it pets"
+  units+=("$unit")
+done
+((${#units[@]})) || harness_fail "no armed unit was shipped"
+
+# Short intervals, so each daemon both works and idles within the window.
+[[ -n $(harness_unit_of worker) ]] && harness_exec_start sdlive-worker.service --interval 300ms
+[[ -n $(harness_unit_of cleaner) ]] && harness_exec_start sdlive-cleaner.service --pass-interval 1s
+harness_reload
+harness_start_units "${units[@]}"
+for unit in "${units[@]}"; do
+  harness_expect "$unit" WatchdogUSec 1s
+done
+
+harness_log "running ${units[*]} for 5 x WatchdogSec (5.5 s)"
+harness_watch_healthy 5.5 0 "${units[@]}"
+harness_show "${units[@]}"
+for unit in "${units[@]}"; do
+  harness_notified "$unit" 'WATCHDOG=1' || harness_fail "$unit: no keepalive reached the manager"
+done
+echo "PASS: ${units[*]} ran 5.5 x WatchdogSec=1s with NRestarts=0"
