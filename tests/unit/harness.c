@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+#include "harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+int harness_manager_open(harness_manager *m, bool abstract) {
+        static atomic_uint serial;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        socklen_t len;
+        int bufsize = 1 << 20;
+
+        memset(m, 0, sizeof(*m));
+        m->abstract = abstract;
+        m->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (m->fd < 0)
+                return -errno;
+        (void) setsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+
+        if (abstract) {
+                int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "sdlive-test-%d-%u",
+                                 (int) getpid(), atomic_fetch_add(&serial, 1));
+                len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) n);
+                snprintf(m->socket_env, sizeof(m->socket_env), "@%s", sa.sun_path + 1);
+        } else {
+                snprintf(m->dir, sizeof(m->dir), "/tmp/sdlive-test-XXXXXX");
+                if (!mkdtemp(m->dir)) {
+                        int r = -errno;
+                        close(m->fd);
+                        return r;
+                }
+                snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", m->dir);
+                len = (socklen_t) sizeof(sa);
+                snprintf(m->socket_env, sizeof(m->socket_env), "%s", sa.sun_path);
+        }
+        if (bind(m->fd, (struct sockaddr *) &sa, len) < 0) {
+                int r = -errno;
+                harness_manager_close(m);
+                return r;
+        }
+        setenv("NOTIFY_SOCKET", m->socket_env, 1);
+        return 0;
+}
+
+void harness_manager_close(harness_manager *m) {
+        char path[sizeof(m->dir) + 16];
+
+        if (m->fd >= 0)
+                close(m->fd);
+        m->fd = -1;
+        if (m->dir[0]) {
+                snprintf(path, sizeof(path), "%s/notify", m->dir);
+                (void) unlink(path);
+                (void) rmdir(m->dir);
+                m->dir[0] = '\0';
+        }
+}
+
+ssize_t harness_recv(harness_manager *m, char *buf, size_t size) {
+        ssize_t n = recv(m->fd, buf, size - 1, MSG_DONTWAIT);
+
+        if (n < 0)
+                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        buf[n] = '\0';
+        return n;
+}
+
+ssize_t harness_recv_wait(harness_manager *m, char *buf, size_t size, int timeout_ms) {
+        struct pollfd p = { .fd = m->fd, .events = POLLIN };
+
+        if (poll(&p, 1, timeout_ms) < 0)
+                return -errno;
+        return harness_recv(m, buf, size);
+}
+
+unsigned harness_drain(harness_manager *m) {
+        return harness_drain_count(m, NULL, NULL);
+}
+
+unsigned harness_drain_count(harness_manager *m, const char *text, unsigned *ret_total) {
+        static _Thread_local char buf[HARNESS_DGRAM_MAX];
+        unsigned matched = 0, total = 0;
+
+        while (harness_recv(m, buf, sizeof(buf)) >= 0) {
+                total++;
+                if (text && strcmp(buf, text) == 0)
+                        matched++;
+        }
+        if (ret_total)
+                *ret_total = total;
+        return text ? matched : total;
+}
+
+void harness_env_clear(void) {
+        unsetenv("NOTIFY_SOCKET");
+        unsetenv("WATCHDOG_USEC");
+        unsetenv("WATCHDOG_PID");
+}
+
+void harness_env_watchdog(uint64_t usec) {
+        char v[32];
+
+        snprintf(v, sizeof(v), "%" PRIu64, usec);
+        setenv("WATCHDOG_USEC", v, 1);
+        unsetenv("WATCHDOG_PID");
+}
+
+unsigned harness_line_count(const char *msg) {
+        unsigned n = 0;
+
+        for (const char *p = msg; *p;) {
+                const char *nl = strchr(p, '\n');
+                n++;
+                if (!nl)
+                        break;
+                p = nl + 1;
+        }
+        return n;
+}
+
+bool harness_has_line(const char *msg, const char *line) {
+        size_t len = strlen(line);
+
+        for (const char *p = msg; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t l = nl ? (size_t) (nl - p) : strlen(p);
+                if (l == len && memcmp(p, line, len) == 0)
+                        return true;
+                if (!nl)
+                        break;
+                p = nl + 1;
+        }
+        return false;
+}
+
+bool harness_line_value(const char *msg, const char *key, char *out, size_t size) {
+        size_t klen = strlen(key);
+
+        for (const char *p = msg; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t l = nl ? (size_t) (nl - p) : strlen(p);
+                if (l > klen && memcmp(p, key, klen) == 0 && p[klen] == '=') {
+                        size_t v = l - klen - 1;
+                        if (v >= size)
+                                return false;
+                        memcpy(out, p + klen + 1, v);
+                        out[v] = '\0';
+                        return true;
+                }
+                if (!nl)
+                        break;
+                p = nl + 1;
+        }
+        return false;
+}
+
+bool harness_utf8_valid(const char *str, size_t len) {
+        const unsigned char *s = (const unsigned char *) str;
+
+        for (size_t i = 0; i < len;) {
+                unsigned char c = s[i];
+                size_t n;
+                uint32_t cp, min;
+
+                if (c < 0x80) {
+                        i++;
+                        continue;
+                } else if ((c & 0xe0) == 0xc0) {
+                        n = 2, cp = c & 0x1f, min = 0x80;
+                } else if ((c & 0xf0) == 0xe0) {
+                        n = 3, cp = c & 0x0f, min = 0x800;
+                } else if ((c & 0xf8) == 0xf0) {
+                        n = 4, cp = c & 0x07, min = 0x10000;
+                } else {
+                        return false;
+                }
+                if (i + n > len)
+                        return false;
+                for (size_t k = 1; k < n; k++) {
+                        if ((s[i + k] & 0xc0) != 0x80)
+                                return false;
+                        cp = (cp << 6) | (s[i + k] & 0x3f);
+                }
+                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                        return false;
+                i += n;
+        }
+        return true;
+}
+
+int harness_count_sockets(void) {
+        DIR *dir = opendir("/proc/self/fd");
+        struct dirent *e;
+        int n = 0;
+
+        if (!dir)
+                return -errno;
+        while ((e = readdir(dir))) {
+                char link[300], target[128];
+                ssize_t l;
+
+                if (e->d_name[0] == '.')
+                        continue;
+                snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+                l = readlink(link, target, sizeof(target) - 1);
+                if (l < 0)
+                        continue;
+                target[l] = '\0';
+                if (strncmp(target, "socket:", 7) == 0)
+                        n++;
+        }
+        closedir(dir);
+        return n;
+}
+
+static uint64_t fake_now(void *userdata) {
+        harness_clock *c = userdata;
+        return atomic_load(&c->now);
+}
+
+void harness_clock_collect(harness_clock *c) {
+        char buf[HARNESS_DGRAM_MAX];
+
+        if (!c->watch)
+                return;
+        while (harness_recv(c->watch, buf, sizeof(buf)) >= 0) {
+                if (c->n_sent >= HARNESS_SENT_MAX)
+                        continue;
+                c->sent_at[c->n_sent] = atomic_load(&c->now);
+                snprintf(c->sent[c->n_sent], sizeof(c->sent[0]), "%.63s", buf);
+                c->n_sent++;
+        }
+}
+
+static int fake_poll(void *userdata, struct pollfd *fds, nfds_t n, uint64_t timeout_usec) {
+        harness_clock *c = userdata;
+        int r;
+
+        atomic_fetch_add(&c->polls, 1);
+        harness_clock_collect(c);
+        r = poll(fds, n, 0);
+        if (r != 0)
+                return r < 0 ? -errno : r;
+        if (timeout_usec == UINT64_MAX)
+                return -EDEADLK;
+        atomic_fetch_add(&c->now, timeout_usec);
+        atomic_fetch_add(&c->wakeups, 1);
+        return 0;
+}
+
+const sdlive_clock_ops harness_fake_clock_ops = {
+        .now = fake_now,
+        .poll = fake_poll,
+};
+
+void harness_clock_init(harness_clock *c, harness_manager *watch) {
+        memset(c, 0, sizeof(*c));
+        atomic_store(&c->now, sdlive_clock_monotonic_usec());
+        c->watch = watch;
+}
+
+void harness_clock_advance(harness_clock *c, uint64_t usec) {
+        atomic_fetch_add(&c->now, usec);
+}
+
+uint64_t harness_clock_get(harness_clock *c) {
+        return atomic_load(&c->now);
+}
+
+int harness_new_fake(sdlive **ret, const sdlive_options *opts, harness_clock *c) {
+        int r = sdlive_new(ret, opts);
+
+        if (r < 0)
+                return r;
+        sdlive_clock_override(*ret, &harness_fake_clock_ops, c);
+        return 0;
+}
+
+uint64_t harness_now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}

@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: MIT */
+/* Progress: keepalives only while every registered loop moves. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define SEC SDLIVE_USEC_PER_SEC
+#define MSEC SDLIVE_USEC_PER_MSEC
+
+typedef struct fixture {
+        harness_manager m;
+        harness_clock c;
+        sdlive *d;
+        char buf[HARNESS_DGRAM_MAX];
+} fixture;
+
+/* What was sent since the last collect(). */
+typedef struct sent {
+        unsigned total, keepalives, triggers, statuses;
+        char status[HARNESS_DGRAM_MAX];
+} sent;
+
+static sent pending;
+
+static int setup(void **state) {
+        fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        memset(&pending, 0, sizeof(pending));
+        harness_env_clear();
+        assert_int_equal(harness_manager_open(&f->m, false), 0);
+        harness_clock_init(&f->c, NULL);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        fixture *f = *state;
+
+        sdlive_free(f->d);
+        harness_manager_close(&f->m);
+        harness_env_clear();
+        free(f);
+        return 0;
+}
+
+/* WatchdogSec=60s (pets every 10 s) on the fake clock. */
+static sdlive *armed(fixture *f, uint32_t flags) {
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+
+        o.flags = flags;
+        harness_env_watchdog(60 * SEC);
+        assert_int_equal(harness_new_fake(&f->d, &o, &f->c), 0);
+        return f->d;
+}
+
+/* Moves queued datagrams into pending (the socket queue is short). */
+static void pump(fixture *f) {
+        while (harness_recv(&f->m, f->buf, sizeof(f->buf)) >= 0) {
+                pending.total++;
+                if (strcmp(f->buf, "WATCHDOG=1") == 0)
+                        pending.keepalives++;
+                else if (strcmp(f->buf, "WATCHDOG=trigger") == 0)
+                        pending.triggers++;
+                else if (strncmp(f->buf, "STATUS=", 7) == 0) {
+                        pending.statuses++;
+                        snprintf(pending.status, sizeof(pending.status), "%s", f->buf + 7);
+                }
+        }
+}
+
+static sent collect(fixture *f) {
+        sent s;
+
+        pump(f);
+        s = pending;
+        memset(&pending, 0, sizeof(pending));
+        return s;
+}
+
+static int pet(fixture *f) {
+        int r = sdlive_pet_watchdog(f->d);
+
+        pump(f);
+        return r;
+}
+
+/* Advances by usec and pets. */
+static int pet_after(fixture *f, uint64_t usec) {
+        harness_clock_advance(&f->c, usec);
+        return pet(f);
+}
+
+/* Advances 10 s (one pet interval) and pets. */
+static int next_pet(fixture *f) {
+        return pet_after(f, 10 * SEC);
+}
+
+static void test_stall_withholds_and_recovers(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p = NULL;
+        char name[64];
+        uint64_t age;
+        sent s;
+
+        armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, "executor", 30 * SEC, &p), 0);
+        assert_non_null(p);
+        assert_true(sdlive_notify_status(f->d, "processing jobs") > 0);
+        assert_true(pet(f) > 0);
+        s = collect(f);
+        assert_int_equal(s.keepalives, 1);
+
+        /* Beating: keepalives flow. */
+        for (int i = 0; i < 5; i++) {
+                sdlive_progress_beat(p);
+                assert_true(next_pet(f) > 0);
+        }
+        assert_int_equal(sdlive_progress_stalled(f->d, NULL, 0), 0);
+        s = collect(f);
+        assert_int_equal(s.keepalives, 5);
+        assert_int_equal(s.statuses, 0);
+
+        /* Silent for exactly its limit: still fine... */
+        assert_true(next_pet(f) > 0);
+        harness_clock_advance(&f->c, 10 * SEC);
+        assert_int_equal(sdlive_progress_age(p, &age), 0);
+        assert_int_equal(age, 30 * SEC);
+        assert_true(pet(f) > 0);
+        /* ...then past it: the keepalive is withheld, STATUS= names the loop. */
+        assert_int_equal(next_pet(f), 0);
+        s = collect(f);
+        assert_int_equal(s.keepalives, 2);
+        assert_int_equal(s.statuses, 1);
+        print_message("stall status: \"%s\"\n", s.status);
+        assert_non_null(strstr(s.status, "executor"));
+        assert_true(sdlive_progress_stalled(f->d, name, sizeof(name)) > 0);
+        assert_string_equal(name, "executor");
+
+        /* Still stalled: nothing at all goes out, not even the status again. */
+        for (int i = 0; i < 5; i++)
+                assert_int_equal(next_pet(f), 0);
+        s = collect(f);
+        assert_int_equal(s.total, 0);
+        assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
+        assert_true(age >= 50 * SEC);
+
+        /* Recovery: keepalives resume at the next due pet, at most one
+         * interval later, and the daemon's status comes back. */
+        sdlive_progress_beat(p);
+        {
+                int waited = 0;
+                while (pet_after(f, waited ? 1 * SEC : 0) == 0) {
+                        sdlive_progress_beat(p);
+                        assert_true(++waited <= 10);
+                }
+                print_message("recovery keepalive %d s after the beat\n", waited);
+        }
+        s = collect(f);
+        assert_int_equal(s.keepalives, 1);
+        assert_int_equal(s.statuses, 1);
+        assert_string_equal(s.status, "processing jobs");
+        assert_int_equal(sdlive_progress_stalled(f->d, name, sizeof(name)), 0);
+        assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
+        assert_true(age < 10 * SEC);
+        sdlive_progress_unregister(p);
+}
+
+static void test_parked_loop_does_not_count(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p = NULL;
+        uint64_t age = 0;
+
+        armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, "acceptor", 15 * SEC, &p), 0);
+        assert_true(pet(f) > 0);
+        sdlive_progress_park(p);
+        for (int i = 0; i < 20; i++)
+                assert_true(next_pet(f) > 0);
+        assert_true(sdlive_progress_age(p, &age) > 0);
+        assert_int_equal(sdlive_progress_stalled(f->d, NULL, 0), 0);
+
+        /* A beat ends parking: silence counts again. */
+        sdlive_progress_beat(p);
+        assert_int_equal(sdlive_progress_age(p, &age), 0);
+        assert_int_equal(age, 0);
+        assert_true(next_pet(f) > 0);
+        assert_int_equal(next_pet(f), 0);
+        assert_true(sdlive_progress_stalled(f->d, NULL, 0) > 0);
+        sent s = collect(f);
+        assert_int_equal(s.keepalives, 22);
+        sdlive_progress_unregister(p);
+}
+
+/* A parked loop still reports the time since its last beat. */
+static void test_parked_age(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p = NULL;
+        uint64_t age = 0;
+
+        armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, "acceptor", 15 * SEC, &p), 0);
+        harness_clock_advance(&f->c, 2 * SEC);
+        sdlive_progress_park(p);
+        harness_clock_advance(&f->c, 200 * SEC);
+        assert_true(sdlive_progress_age(p, &age) > 0);
+        assert_int_equal(age, 202 * SEC);
+        sdlive_progress_unregister(p);
+}
+
+static void test_trigger_on_stall_once(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p = NULL;
+        sent s;
+
+        armed(f, SDLIVE_TRIGGER_ON_STALL);
+        assert_int_equal(sdlive_progress_register(f->d, "db", 5 * SEC, &p), 0);
+        assert_true(pet(f) > 0);
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(next_pet(f), 0);
+        s = collect(f);
+        assert_int_equal(s.keepalives, 1);
+        assert_int_equal(s.triggers, 1);
+        assert_int_equal(s.statuses, 1);
+        assert_non_null(strstr(s.status, "db"));
+        sdlive_progress_unregister(p);
+}
+
+static void test_no_trigger_without_flag(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p = NULL;
+
+        armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, "db", 5 * SEC, &p), 0);
+        assert_true(pet(f) > 0);
+        assert_int_equal(next_pet(f), 0);
+        assert_int_equal(collect(f).triggers, 0);
+        sdlive_progress_unregister(p);
+}
+
+static void test_unregister_releases_stall(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p = NULL, *q = NULL;
+
+        armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, "stuck", 5 * SEC, &p), 0);
+        assert_int_equal(sdlive_progress_register(f->d, "fine", 5 * SEC, &q), 0);
+        assert_true(pet(f) > 0);
+        harness_clock_advance(&f->c, 10 * SEC);
+        sdlive_progress_beat(q);
+        assert_int_equal(pet(f), 0);
+        assert_true(sdlive_progress_stalled(f->d, NULL, 0) > 0);
+
+        /* Gone: the stall is over and the next due pet sends. */
+        assert_null(sdlive_progress_unregister(p));
+        assert_int_equal(sdlive_progress_stalled(f->d, NULL, 0), 0);
+        harness_clock_advance(&f->c, 5 * SEC);
+        sdlive_progress_beat(q);
+        harness_clock_advance(&f->c, 5 * SEC);
+        sdlive_progress_beat(q);
+        assert_true(pet(f) > 0);
+        assert_null(sdlive_progress_unregister(q));
+        assert_null(sdlive_progress_unregister(NULL));
+        /* No loops left: nothing can stall. */
+        assert_true(next_pet(f) > 0);
+        harness_clock_advance(&f->c, 100 * SEC);
+        assert_true(pet(f) > 0);
+        assert_int_equal(collect(f).keepalives, 4);
+}
+
+static void test_register_limits(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p[SDLIVE_PROGRESS_MAX + 1] = { 0 };
+        char name[64], longname[64];
+
+        armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, NULL, SEC, &p[0]), -EINVAL);
+        assert_int_equal(sdlive_progress_register(f->d, "x", 0, &p[0]), -EINVAL);
+        assert_int_equal(sdlive_progress_register(f->d, "x", SEC, NULL), -EINVAL);
+        for (int i = 0; i < SDLIVE_PROGRESS_MAX; i++) {
+                snprintf(name, sizeof(name), "loop%d", i);
+                assert_int_equal(sdlive_progress_register(f->d, name, SEC, &p[i]), 0);
+        }
+        assert_int_equal(sdlive_progress_register(f->d, "one-too-many", SEC, &p[SDLIVE_PROGRESS_MAX]),
+                         -ENOSPC);
+        p[3] = sdlive_progress_unregister(p[3]);
+        assert_int_equal(sdlive_progress_register(f->d, "again", SEC, &p[3]), 0);
+        for (int i = 0; i < SDLIVE_PROGRESS_MAX; i++)
+                sdlive_progress_unregister(p[i]);
+
+        /* Long names are cut to SDLIVE_PROGRESS_NAME_MAX; the report fits
+         * the caller's buffer. */
+        memset(longname, 'n', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        assert_int_equal(sdlive_progress_register(f->d, longname, SEC, &p[0]), 0);
+        assert_true(pet(f) > 0);
+        assert_int_equal(next_pet(f), 0);
+        assert_true(sdlive_progress_stalled(f->d, name, sizeof(name)) > 0);
+        assert_int_equal(strlen(name), SDLIVE_PROGRESS_NAME_MAX);
+        assert_memory_equal(name, longname, SDLIVE_PROGRESS_NAME_MAX);
+        assert_true(sdlive_progress_stalled(f->d, name, 4) > 0);
+        assert_string_equal(name, "nnn");
+        sdlive_progress_unregister(p[0]);
+}
+
+static void test_progress_age(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p = NULL;
+        uint64_t age = 1;
+
+        armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, "x", 30 * SEC, &p), 0);
+        assert_int_equal(sdlive_progress_age(p, &age), 0);
+        assert_int_equal(age, 0);
+        harness_clock_advance(&f->c, 5 * SEC);
+        assert_int_equal(sdlive_progress_age(p, &age), 0);
+        assert_int_equal(age, 5 * SEC);
+        sdlive_progress_beat(p);
+        assert_int_equal(sdlive_progress_age(p, &age), 0);
+        assert_int_equal(age, 0);
+        assert_int_equal(sdlive_progress_age(NULL, &age), -EINVAL);
+        sdlive_progress_unregister(p);
+}
+
+/* Without a watchdog, progress still drives last_pet_age for a health-gated
+ * helper thread (pets tracked through the override). */
+static void test_stall_visible_without_systemd(void **state) {
+        fixture *f = *state;
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+        sdlive_progress *p = NULL;
+        uint64_t age;
+
+        harness_env_clear();
+        o.pet_interval_usec = 1 * SEC;
+        assert_int_equal(harness_new_fake(&f->d, &o, &f->c), 0);
+        assert_int_equal(sdlive_progress_register(f->d, "main", 3 * SEC, &p), 0);
+        for (int i = 0; i < 10; i++) {
+                harness_clock_advance(&f->c, 1 * SEC);
+                assert_int_equal(pet(f), 0);
+        }
+        assert_true(sdlive_progress_stalled(f->d, NULL, 0) > 0);
+        assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
+        assert_true(age >= 6 * SEC);
+        sdlive_progress_unregister(p);
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+#define BEAT_THREADS 8
+
+typedef struct beaters {
+        sdlive *d;
+        sdlive_progress *shared;
+        _Atomic bool stop;
+        _Atomic unsigned long beats[BEAT_THREADS];
+} beaters;
+
+typedef struct beater {
+        beaters *b;
+        unsigned index;
+} beater;
+
+static void *beat_thread(void *arg) {
+        beater *me = arg;
+        beaters *b = me->b;
+        sdlive_progress *own = NULL;
+        char name[32];
+
+        snprintf(name, sizeof(name), "worker-%u", me->index);
+        if (sdlive_progress_register(b->d, name, 5 * SEC, &own) < 0)
+                return (void *) 1;
+        while (!atomic_load(&b->stop)) {
+                sdlive_progress_beat(b->shared);
+                sdlive_progress_beat(own);
+                atomic_fetch_add(&b->beats[me->index], 1);
+        }
+        sdlive_progress_unregister(own);
+        return NULL;
+}
+
+/* Waits until every thread beat after this point. */
+static void beats_settle(beaters *b) {
+        unsigned long seen[BEAT_THREADS];
+
+        for (unsigned i = 0; i < BEAT_THREADS; i++)
+                seen[i] = atomic_load(&b->beats[i]);
+        for (unsigned i = 0; i < BEAT_THREADS; i++)
+                while (atomic_load(&b->beats[i]) < seen[i] + 2)
+                        sched_yield();
+}
+
+/* Registers and unregisters while the pet path checks the loops. */
+static void *churn_thread(void *arg) {
+        beaters *b = arg;
+
+        while (!atomic_load(&b->stop)) {
+                sdlive_progress *p = NULL;
+                /* Its limit outlasts the test: it may sit registered while
+                 * the fake clock moves on. */
+                if (sdlive_progress_register(b->d, "churn", 3600 * SEC, &p) == 0)
+                        sdlive_progress_unregister(p);
+        }
+        return NULL;
+}
+
+static void test_concurrent_beats(void **state) {
+        fixture *f = *state;
+        pthread_t t[BEAT_THREADS + 1];
+        beater arg[BEAT_THREADS];
+        beaters b = { 0 };
+        unsigned long beats = 0;
+        sent s;
+        int sent_pets = 1;
+
+        b.d = armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, "shared", 5 * SEC, &b.shared), 0);
+        assert_true(pet(f) > 0);
+        for (unsigned i = 0; i < BEAT_THREADS; i++) {
+                arg[i] = (beater){ &b, i };
+                assert_int_equal(pthread_create(&t[i], NULL, beat_thread, &arg[i]), 0);
+        }
+        assert_int_equal(pthread_create(&t[BEAT_THREADS], NULL, churn_thread, &b), 0);
+
+        /* Every interval, wait for fresh beats from all, then pet: never
+         * stalled. */
+        for (int i = 0; i < 50; i++) {
+                harness_clock_advance(&f->c, 10 * SEC);
+                beats_settle(&b);
+                if (pet(f) > 0)
+                        sent_pets++;
+                assert_int_equal(sdlive_progress_stalled(f->d, NULL, 0), 0);
+        }
+        atomic_store(&b.stop, true);
+        for (int i = 0; i <= BEAT_THREADS; i++) {
+                void *ret;
+                pthread_join(t[i], &ret);
+                assert_null(ret);
+        }
+        for (unsigned i = 0; i < BEAT_THREADS; i++)
+                beats += atomic_load(&b.beats[i]);
+        s = collect(f);
+        print_message("%lu beats, %d keepalives\n", beats, sent_pets);
+        assert_int_equal(s.keepalives, 51);
+        assert_int_equal(sent_pets, 51);
+        assert_int_equal(s.statuses, 0);
+
+        /* The threads' loops are gone; the shared one goes silent. */
+        assert_int_equal(next_pet(f), 0);
+        assert_true(sdlive_progress_stalled(f->d, NULL, 0) > 0);
+        sdlive_progress_unregister(b.shared);
+}
+
+int main(int argc, char **argv) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_stall_withholds_and_recovers, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_parked_loop_does_not_count, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_parked_age, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_trigger_on_stall_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_no_trigger_without_flag, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unregister_releases_stall, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_register_limits, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_progress_age, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stall_visible_without_systemd, setup, teardown),
+        };
+        const struct CMUnitTest thread_tests[] = {
+                cmocka_unit_test_setup_teardown(test_concurrent_beats, setup, teardown),
+        };
+
+        if (argc > 1 && strcmp(argv[1], "thread") == 0)
+                return cmocka_run_group_tests_name("progress threads", thread_tests, NULL, NULL);
+        return cmocka_run_group_tests_name("progress", tests, NULL, NULL);
+}
