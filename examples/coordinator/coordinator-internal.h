@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared between the coordinator's files; not part of its interface. */
+#ifndef SDLIVE_EXAMPLE_COORDINATOR_INTERNAL_H
+#define SDLIVE_EXAMPLE_COORDINATOR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "coordinator.h"
+
+struct conn;
+
+struct coordinator {
+        sdlive *sdlive;
+        struct coordinator_config cfg; /* strings below are owned copies */
+        char *store_url, *lease, *holder, *unix_path, *tcp_address, *job_payload;
+        uid_t *allowed_uids;
+        gid_t *allowed_gids;
+
+        int stop_fd;  /* eventfd, written once, never read: level-triggered stop */
+        int event_fd; /* eventfd, written when it stops by itself */
+        _Atomic int result;
+
+        int unix_fd, tcp_fd; /* listeners, -1 when absent */
+        bool listener_running;
+        pthread_t listener;
+
+        pthread_mutex_t lock; /* guards conns and next_id */
+        struct conn *conns;
+        uint64_t next_id;
+
+        struct {
+                _Atomic uint64_t connections, assigned, counted, duplicates, stale,
+                        requeued, reaped, protocol_errors;
+        } stats;
+};
+
+/* A worker connection: its thread runs conn_main(). */
+struct conn {
+        struct coordinator *c;
+        struct conn *next;
+        uint64_t id;
+        int fd;
+        int kick_fd; /* eventfd: jobs may have become pending */
+        char origin[64];
+        pthread_t thread;
+        _Atomic bool finished; /* conn_main returned; the thread can be joined */
+};
+
+void *conn_main(void *userdata);
+
+/* Stops the coordinator by itself with result r (first caller wins). */
+void coordinator_fail(struct coordinator *c, int r);
+bool coordinator_stopping(const struct coordinator *c);
+/* Joins the connection threads that have returned, so finished
+ * connections do not pile up; the listener calls it between accepts. */
+void coordinator_reap_finished(struct coordinator *c);
+/* Wakes every connection loop: requeued jobs are waiting to be claimed. */
+void coordinator_kick_all(struct coordinator *c);
+
+/* listen.c */
+int listen_unix(const char *path);
+int listen_tcp(const char *address);
+/* 0 when the unix peer's credentials are allowed, else -EPERM with a
+ * reason in why; -errno when they cannot be read. */
+int listen_peer_allowed(const struct coordinator *c, int fd, char *why, size_t size);
+void *listener_main(void *userdata);
+
+#endif

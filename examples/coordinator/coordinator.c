@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/* Coordinator lifecycle: start (requeue, resume), adopt, stop. */
+#include "coordinator-internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define RESUME_LIST_MAX 16
+
+static int dup_string(const char *src, char **dst) {
+        *dst = NULL;
+        if (!src)
+                return 0;
+        *dst = strdup(src);
+        return *dst ? 0 : -ENOMEM;
+}
+
+static int copy_config(struct coordinator *c, const struct coordinator_config *cfg) {
+        c->cfg = *cfg;
+        if (dup_string(cfg->store_url, &c->store_url) < 0 ||
+            dup_string(cfg->fence.lease, &c->lease) < 0 ||
+            dup_string(cfg->fence.holder, &c->holder) < 0 ||
+            dup_string(cfg->unix_path, &c->unix_path) < 0 ||
+            dup_string(cfg->tcp_address, &c->tcp_address) < 0 ||
+            dup_string(cfg->job_payload ? cfg->job_payload : COORDINATOR_JOB_PAYLOAD_DEFAULT,
+                       &c->job_payload) < 0)
+                return -ENOMEM;
+        if (cfg->n_allowed_uids) {
+                c->allowed_uids = calloc(cfg->n_allowed_uids, sizeof(uid_t));
+                if (!c->allowed_uids)
+                        return -ENOMEM;
+                memcpy(c->allowed_uids, cfg->allowed_uids, cfg->n_allowed_uids * sizeof(uid_t));
+        }
+        if (cfg->n_allowed_gids) {
+                c->allowed_gids = calloc(cfg->n_allowed_gids, sizeof(gid_t));
+                if (!c->allowed_gids)
+                        return -ENOMEM;
+                memcpy(c->allowed_gids, cfg->allowed_gids, cfg->n_allowed_gids * sizeof(gid_t));
+        }
+        c->cfg.store_url = c->store_url;
+        c->cfg.fence.lease = c->lease;
+        c->cfg.fence.holder = c->holder;
+        c->cfg.unix_path = c->unix_path;
+        c->cfg.tcp_address = c->tcp_address;
+        c->cfg.job_payload = c->job_payload;
+        c->cfg.allowed_uids = c->allowed_uids;
+        c->cfg.allowed_gids = c->allowed_gids;
+        if (!c->cfg.worker_timeout_usec)
+                c->cfg.worker_timeout_usec = SDLIVE_PEER_TIMEOUT_DEFAULT_USEC;
+        if (!c->cfg.heartbeat_usec)
+                c->cfg.heartbeat_usec = SDLIVE_HEARTBEAT_INTERVAL_DEFAULT_USEC;
+        if (!c->cfg.window)
+                c->cfg.window = COORDINATOR_WINDOW_DEFAULT;
+        return 0;
+}
+
+static int validate(const struct coordinator_config *cfg) {
+        if (!cfg->store_url || !cfg->fence.lease || !cfg->fence.holder || !cfg->fence.generation)
+                return -EINVAL;
+        if (cfg->window > COORDINATOR_WINDOW_MAX)
+                return -EINVAL;
+        if ((cfg->n_allowed_uids && !cfg->allowed_uids) || (cfg->n_allowed_gids && !cfg->allowed_gids))
+                return -EINVAL;
+        return 0;
+}
+
+/* What a new leader does before serving: jobs an earlier leader left in
+ * flight go back to pending (its connections are gone with it), and the
+ * unfinished runs are what it resumes. */
+static int resume_runs(struct coordinator *c) {
+        uint64_t ids[RESUME_LIST_MAX], run;
+        struct store *s = NULL;
+        int r, n;
+
+        r = store_open(c->cfg.store_url, &s);
+        if (r < 0) {
+                log_error("coordinator: cannot open store: %s", store_errmsg(NULL));
+                return r;
+        }
+        r = store_jobs_requeue(s, &c->cfg.fence, NULL);
+        if (r < 0) {
+                log_error("coordinator: requeueing jobs of the previous leader: %s", store_errmsg(s));
+                goto out;
+        }
+        if (r > 0)
+                log_notice("coordinator: requeued %d job(s) left in flight by the previous leader", r);
+
+        n = store_runs_unfinished(s, ids, RESUME_LIST_MAX);
+        if (n < 0) {
+                r = n;
+                log_error("coordinator: listing unfinished runs: %s", store_errmsg(s));
+                goto out;
+        }
+        for (int i = 0; i < n; i++) {
+                struct store_run info;
+                if (store_run_read(s, ids[i], &info) >= 0)
+                        log_notice("coordinator: resuming run %llu: %u of %u jobs done",
+                                   (unsigned long long) ids[i], info.done_count, info.total);
+        }
+        r = 0;
+        if (n == 0 && c->cfg.run_jobs > 0) {
+                r = store_run_create(s, &c->cfg.fence, c->cfg.run_jobs, &run);
+                if (r < 0) {
+                        log_error("coordinator: creating a run: %s", store_errmsg(s));
+                        goto out;
+                }
+                log_notice("coordinator: created run %llu of %u jobs", (unsigned long long) run,
+                           c->cfg.run_jobs);
+                r = 0;
+        }
+out:
+        store_close(s);
+        return r;
+}
+
+static void free_coordinator(struct coordinator *c) {
+        if (!c)
+                return;
+        if (c->unix_fd >= 0) {
+                close(c->unix_fd);
+                if (c->unix_path)
+                        unlink(c->unix_path);
+        }
+        if (c->tcp_fd >= 0)
+                close(c->tcp_fd);
+        if (c->stop_fd >= 0)
+                close(c->stop_fd);
+        if (c->event_fd >= 0)
+                close(c->event_fd);
+        pthread_mutex_destroy(&c->lock);
+        free(c->store_url);
+        free(c->lease);
+        free(c->holder);
+        free(c->unix_path);
+        free(c->tcp_address);
+        free(c->job_payload);
+        free(c->allowed_uids);
+        free(c->allowed_gids);
+        free(c);
+}
+
+int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordinator_config *cfg) {
+        struct coordinator *c;
+        int r;
+
+        if (!ret || !d || !cfg || validate(cfg) < 0)
+                return -EINVAL;
+        *ret = NULL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->sdlive = d;
+        c->unix_fd = c->tcp_fd = c->stop_fd = c->event_fd = -1;
+        pthread_mutex_init(&c->lock, NULL);
+        r = copy_config(c, cfg);
+        if (r < 0)
+                goto fail;
+        c->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        c->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (c->stop_fd < 0 || c->event_fd < 0) {
+                r = -errno;
+                goto fail;
+        }
+
+        r = resume_runs(c);
+        if (r < 0)
+                goto fail;
+
+        if (c->unix_path) {
+                r = c->unix_fd = listen_unix(c->unix_path);
+                if (r < 0) {
+                        log_error("coordinator: cannot listen on %s: %s", c->unix_path, strerror(-r));
+                        goto fail;
+                }
+        }
+        if (c->tcp_address) {
+                r = c->tcp_fd = listen_tcp(c->tcp_address);
+                if (r < 0) {
+                        log_error("coordinator: cannot listen on %s: %s", c->tcp_address, strerror(-r));
+                        goto fail;
+                }
+        }
+        if (c->unix_fd >= 0 || c->tcp_fd >= 0) {
+                r = -pthread_create(&c->listener, NULL, listener_main, c);
+                if (r < 0)
+                        goto fail;
+                c->listener_running = true;
+        }
+        log_info("coordinator: serving as %s generation %llu%s%s%s%s", c->holder,
+                 (unsigned long long) c->cfg.fence.generation, c->unix_path ? " on " : "",
+                 c->unix_path ? c->unix_path : "", c->tcp_address ? " and " : "",
+                 c->tcp_address ? c->tcp_address : "");
+        *ret = c;
+        return 0;
+fail:
+        free_coordinator(c);
+        return r;
+}
+
+int coordinator_adopt(struct coordinator *c, int fd, const char *origin) {
+        struct conn *k;
+        int r;
+
+        if (!c || fd < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -EINVAL;
+        }
+        k = calloc(1, sizeof(*k));
+        if (!k) {
+                close(fd);
+                return -ENOMEM;
+        }
+        k->c = c;
+        k->fd = fd;
+        snprintf(k->origin, sizeof(k->origin), "%s", origin ? origin : "adopted");
+        k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (k->kick_fd < 0) {
+                r = -errno;
+                goto fail;
+        }
+
+        pthread_mutex_lock(&c->lock);
+        k->id = ++c->next_id;
+        r = -pthread_create(&k->thread, NULL, conn_main, k);
+        if (r == 0) {
+                k->next = c->conns;
+                c->conns = k;
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (r < 0)
+                goto fail;
+        atomic_fetch_add(&c->stats.connections, 1);
+        return 0;
+fail:
+        if (k->kick_fd >= 0)
+                close(k->kick_fd);
+        close(fd);
+        free(k);
+        return r;
+}
+
+static void free_conn(struct conn *k) {
+        pthread_join(k->thread, NULL);
+        close(k->kick_fd);
+        free(k);
+}
+
+void coordinator_reap_finished(struct coordinator *c) {
+        struct conn **p, *done = NULL;
+
+        pthread_mutex_lock(&c->lock);
+        for (p = &c->conns; *p;) {
+                struct conn *k = *p;
+                if (atomic_load(&k->finished)) {
+                        *p = k->next;
+                        k->next = done;
+                        done = k;
+                } else
+                        p = &k->next;
+        }
+        pthread_mutex_unlock(&c->lock);
+        while (done) {
+                struct conn *k = done;
+                done = k->next;
+                free_conn(k);
+        }
+}
+
+void coordinator_kick_all(struct coordinator *c) {
+        uint64_t one = 1;
+
+        pthread_mutex_lock(&c->lock);
+        for (struct conn *k = c->conns; k; k = k->next)
+                (void) !write(k->kick_fd, &one, sizeof(one));
+        pthread_mutex_unlock(&c->lock);
+}
+
+bool coordinator_stopping(const struct coordinator *c) {
+        struct pollfd p = { .fd = c->stop_fd, .events = POLLIN };
+
+        return poll(&p, 1, 0) > 0;
+}
+
+void coordinator_fail(struct coordinator *c, int r) {
+        uint64_t one = 1;
+        int expected = 0;
+
+        if (r >= 0)
+                r = -EIO;
+        if (!atomic_compare_exchange_strong(&c->result, &expected, r))
+                return;
+        if (r == -ESTALE)
+                log_warning("coordinator: the lease is no longer ours (generation %llu): stopping",
+                            (unsigned long long) c->cfg.fence.generation);
+        else
+                log_error("coordinator: stopping after a failure: %s", strerror(-r));
+        (void) !write(c->stop_fd, &one, sizeof(one));
+        (void) !write(c->event_fd, &one, sizeof(one));
+}
+
+int coordinator_event_fd(const struct coordinator *c) {
+        return c ? c->event_fd : -EINVAL;
+}
+
+int coordinator_result(const struct coordinator *c) {
+        return c ? atomic_load(&c->result) : -EINVAL;
+}
+
+void coordinator_stats(const struct coordinator *c, struct coordinator_stats *ret) {
+        if (!c || !ret)
+                return;
+        *ret = (struct coordinator_stats) {
+                .connections = atomic_load(&c->stats.connections),
+                .assigned = atomic_load(&c->stats.assigned),
+                .counted = atomic_load(&c->stats.counted),
+                .duplicates = atomic_load(&c->stats.duplicates),
+                .stale = atomic_load(&c->stats.stale),
+                .requeued = atomic_load(&c->stats.requeued),
+                .reaped = atomic_load(&c->stats.reaped),
+                .protocol_errors = atomic_load(&c->stats.protocol_errors),
+        };
+}
+
+struct coordinator *coordinator_stop(struct coordinator *c) {
+        uint64_t one = 1;
+        struct conn *k;
+
+        if (!c)
+                return NULL;
+        (void) !write(c->stop_fd, &one, sizeof(one));
+        if (c->listener_running)
+                pthread_join(c->listener, NULL);
+        pthread_mutex_lock(&c->lock);
+        k = c->conns;
+        c->conns = NULL;
+        pthread_mutex_unlock(&c->lock);
+        while (k) {
+                struct conn *next = k->next;
+                free_conn(k);
+                k = next;
+        }
+        free_coordinator(c);
+        return NULL;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The job coordinator, run by the elected cluster leader: it hands the jobs
+ * of the store's unfinished runs to connected workers and records their
+ * outcomes, at least once and counted once. docs/jobs.md has the rules.
+ *
+ * Shape: one listener thread (unix socket, optionally TCP) and one thread
+ * per worker connection, each with its own store handle. A connection loop
+ * keeps up to `window` claimed jobs in flight on its worker, restarts the
+ * worker's inactivity window only on frames received from it, heartbeats
+ * the worker on schedule, and polls with sdlive_peer_poll_timeout(). Clean
+ * close, a malformed frame or inactivity ends the connection and requeues
+ * its in-flight jobs, which then go to another worker.
+ *
+ * Every store write is fenced by the leader's lease generation. When the
+ * store refuses the fence (-ESTALE) the coordinator stops by itself and its
+ * event fd becomes readable; coordinator_result() then says -ESTALE.
+ *
+ * Threads: start/stop/adopt from the leader's thread; coordinator_event_fd(),
+ * coordinator_result() and coordinator_stats() from any thread.
+ */
+#ifndef SDLIVE_EXAMPLE_COORDINATOR_H
+#define SDLIVE_EXAMPLE_COORDINATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <sdlive.h>
+
+#include "store.h"
+
+#define COORDINATOR_WINDOW_DEFAULT 4
+#define COORDINATOR_WINDOW_MAX 64
+#define COORDINATOR_JOB_PAYLOAD_DEFAULT "noop"
+/* Where the cluster daemon listens unless told otherwise. */
+#define COORDINATOR_SOCKET_DEFAULT "/run/sdlive/coordinator.sock"
+
+struct coordinator_config {
+        const char *store_url;     /* each thread opens its own handle */
+        struct store_fence fence;  /* the leader's lease; strings are copied */
+
+        /* Unix listener: the path is unlinked before bind (a stale socket of
+         * an earlier leader) and on stop. NULL: none (tests adopt fds). */
+        const char *unix_path;
+        /* Optional TCP listener, "host:port" or "[v6]:port". No credentials
+         * exist on TCP: bind it to loopback or a private network. */
+        const char *tcp_address;
+        /* Unix peers are accepted when SO_PEERCRED shows our own uid, root,
+         * one of these uids, or one of these primary gids. */
+        const uid_t *allowed_uids;
+        size_t n_allowed_uids;
+        const gid_t *allowed_gids;
+        size_t n_allowed_gids;
+
+        /* A worker silent this long is reaped. 0: 30 s. */
+        uint64_t worker_timeout_usec;
+        /* We owe each worker a frame this often (at most a third of the
+         * worker's own timeout on us). 0: 10 s. */
+        uint64_t heartbeat_usec;
+        /* Jobs in flight per worker. 0: COORDINATOR_WINDOW_DEFAULT. */
+        unsigned window;
+        /* > 0: at start, when no run is unfinished, create a run of this
+         * many jobs. 0: only resume what the store has. */
+        uint32_t run_jobs;
+        /* ASSIGN payload of every job (see worker_link.h). NULL: "noop". */
+        const char *job_payload;
+};
+
+struct coordinator_stats {
+        uint64_t connections;     /* accepted or adopted */
+        uint64_t assigned;        /* ASSIGN frames sent */
+        uint64_t counted;         /* RESULTs that completed a job */
+        uint64_t duplicates;      /* RESULTs for a job already done by that attempt */
+        uint64_t stale;           /* RESULTs of an attempt superseded by a newer one */
+        uint64_t requeued;        /* in-flight jobs put back when a connection ended */
+        uint64_t reaped;          /* connections ended by the inactivity deadline */
+        uint64_t protocol_errors; /* connections ended by a malformed frame */
+};
+
+struct coordinator;
+
+/* Requeues every job left in flight by an earlier leader, lists the
+ * unfinished runs it resumes (creating one if configured), opens the
+ * listeners and starts serving. d provides the clock of the peer
+ * deadlines; it must outlive the coordinator. 0 or -errno (logged):
+ * -ESTALE when the fence is already refused, -EADDRINUSE, -EACCES ... */
+int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordinator_config *cfg);
+
+/* Serves an already connected stream socket as a worker connection and
+ * takes ownership of fd (closed on failure too). No credential check:
+ * the caller vouches for the peer. 0 or -errno. */
+int coordinator_adopt(struct coordinator *c, int fd, const char *origin);
+
+/* Polls readable once the coordinator stopped by itself (lease lost or a
+ * failure it cannot recover from). Owned by the coordinator. */
+int coordinator_event_fd(const struct coordinator *c);
+
+/* 0 while serving; -ESTALE after the lease was lost; another -errno after
+ * a failure. A failed coordinator is stopped and started again by the
+ * leader: a new start requeues and resumes from the store. */
+int coordinator_result(const struct coordinator *c);
+
+void coordinator_stats(const struct coordinator *c, struct coordinator_stats *ret);
+
+/* Closes the listeners and every connection (requeuing their in-flight
+ * jobs while the fence holds), joins the threads and frees. Accepts NULL;
+ * returns NULL. */
+struct coordinator *coordinator_stop(struct coordinator *c);
+
+#endif

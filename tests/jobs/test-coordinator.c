@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The coordinator's connection loop against a test "worker" on the other
+ * end of a socketpair, with a temporary SQLite store: dispatch and
+ * recording, malformed frames, the inactivity reaper, requeue on close,
+ * stale attempts, lease loss, resume and the unix listener's credentials.
+ * Times are real but short (a 300 ms timeout, 100 ms heartbeats).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coordinator.h"
+#include "frame.h"
+
+#define LEASE "cluster"
+#define TIMEOUT_MS 300
+#define HEARTBEAT_MS 100
+#define JOBS 20
+
+struct fixture {
+        char dir[64];
+        char url[128];
+        struct store *store;
+        sdlive *d;
+        struct store_fence fence;
+        uint64_t run;
+        struct coordinator *c;
+};
+
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct coordinator_config config(const struct fixture *f) {
+        return (struct coordinator_config) {
+                .store_url = f->url,
+                .fence = f->fence,
+                .worker_timeout_usec = TIMEOUT_MS * SDLIVE_USEC_PER_MSEC,
+                .heartbeat_usec = HEARTBEAT_MS * SDLIVE_USEC_PER_MSEC,
+                .window = 4,
+        };
+}
+
+static int setup(void **state) {
+        struct fixture *f = calloc(1, sizeof(*f));
+        struct coordinator_config cfg;
+
+        assert_non_null(f);
+        snprintf(f->dir, sizeof(f->dir), "/tmp/test-coordinator-XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        snprintf(f->url, sizeof(f->url), "sqlite:%s/store.db", f->dir);
+        assert_int_equal(store_open(f->url, &f->store), 0);
+        f->fence = (struct store_fence) { .lease = LEASE, .holder = "leader-a" };
+        assert_int_equal(store_lease_acquire(f->store, LEASE, "leader-a", 60 * SDLIVE_USEC_PER_SEC,
+                                             &f->fence.generation), 0);
+        assert_int_equal(store_run_create(f->store, &f->fence, JOBS, &f->run), 0);
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        cfg = config(f);
+        assert_int_equal(coordinator_start(&f->c, f->d, &cfg), 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        struct fixture *f = *state;
+        char cmd[128];
+
+        coordinator_stop(f->c);
+        store_close(f->store);
+        sdlive_free(f->d);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+        assert_int_equal(system(cmd), 0);
+        free(f);
+        return 0;
+}
+
+/* The test's end of a new worker connection. */
+static int connect_worker(struct fixture *f) {
+        int sv[2];
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        assert_int_equal(coordinator_adopt(f->c, sv[0], "socketpair"), 0);
+        return sv[1];
+}
+
+static void send_hello(int fd, const char *identity) {
+        frame h = { .type = FRAME_HELLO, .hello = { .protocol = FRAME_PROTOCOL_VERSION, .identity = identity } };
+        assert_int_equal(frame_send(fd, &h, 1000), 0);
+}
+
+static void send_result(int fd, uint64_t run, uint64_t job, uint32_t attempt) {
+        frame r = { .type = FRAME_RESULT,
+                    .result = { .run = run, .job = job, .attempt = attempt, .outcome = 0, .text = "ok" } };
+        assert_int_equal(frame_send(fd, &r, 1000), 0);
+}
+
+/* Next frame other than a HEARTBEAT; heartbeats seen are counted. */
+static int recv_frame(int fd, frame_decoder *dec, frame *out, int timeout_ms, int *heartbeats) {
+        int64_t deadline = now_ms() + timeout_ms;
+        int r;
+
+        for (;;) {
+                int left = (int) (deadline - now_ms());
+                r = frame_recv(fd, dec, out, left > 0 ? left : 0);
+                if (r == 1 && out->type == FRAME_HEARTBEAT) {
+                        if (heartbeats)
+                                (*heartbeats)++;
+                        continue;
+                }
+                return r;
+        }
+}
+
+static void expect_assign(int fd, frame_decoder *dec, frame *out) {
+        assert_int_equal(recv_frame(fd, dec, out, 2000, NULL), 1);
+        assert_int_equal(out->type, FRAME_ASSIGN);
+        assert_memory_equal(out->assign.payload, "noop", 4);
+}
+
+/* Waits until the coordinator closes its end; returns when it did. */
+static int64_t wait_closed(int fd, int timeout_ms, int *heartbeats) {
+        frame_decoder *dec;
+        frame f;
+        int r;
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        do
+                r = recv_frame(fd, dec, &f, timeout_ms, heartbeats);
+        while (r == 1);
+        frame_decoder_free(dec);
+        assert_true(r == 0 || r == -ECONNRESET);
+        return now_ms();
+}
+
+static void wait_status(struct fixture *f, uint32_t job, enum store_job_status status) {
+        int64_t deadline = now_ms() + 2000;
+        struct store_job j;
+
+        for (;;) {
+                assert_int_equal(store_job_read(f->store, f->run, job, &j), 0);
+                if (j.status == status)
+                        return;
+                assert_true(now_ms() < deadline);
+                usleep(5000);
+        }
+}
+
+static void wait_done_count(struct fixture *f, uint32_t want, struct store_run *run) {
+        int64_t deadline = now_ms() + 2000;
+
+        for (;;) {
+                assert_int_equal(store_run_read(f->store, f->run, run), 0);
+                if (run->done_count >= want)
+                        break;
+                assert_true(now_ms() < deadline);
+                usleep(5000);
+        }
+        assert_int_equal(run->done_count, want);
+}
+
+static void dispatch_and_record(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_worker(f);
+        struct coordinator_stats st;
+        struct store_run run;
+        frame_decoder *dec;
+        frame a;
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "worker-1");
+        for (unsigned done = 0; done < JOBS; done++) {
+                expect_assign(fd, dec, &a);
+                assert_int_equal(a.assign.attempt, 1);
+                send_result(fd, a.assign.run, a.assign.job, a.assign.attempt);
+        }
+        /* The same RESULT again counts nothing. */
+        send_result(fd, a.assign.run, a.assign.job, a.assign.attempt);
+        for (int64_t deadline = now_ms() + 2000; ; usleep(5000)) {
+                coordinator_stats(f->c, &st);
+                if (st.duplicates == 1)
+                        break;
+                assert_true(now_ms() < deadline);
+        }
+        assert_int_equal(st.counted, JOBS);
+        assert_int_equal(st.assigned, JOBS);
+        wait_done_count(f, JOBS, &run);
+        assert_int_equal(run.jobs_done, JOBS);
+        frame_decoder_free(dec);
+        close(fd);
+}
+
+static void check_closed_on(void **state, const void *bytes, size_t len) {
+        struct fixture *f = *state;
+        int bad = connect_worker(f), good = connect_worker(f);
+        struct coordinator_stats st;
+        frame_decoder *dec;
+        frame a, held[4];
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(good, "good");
+        for (int i = 0; i < 4; i++)
+                expect_assign(good, dec, &held[i]);
+        send_hello(bad, "bad");
+        assert_int_equal(send(bad, bytes, len, MSG_NOSIGNAL), (ssize_t) len);
+        wait_closed(bad, 2000, NULL);
+        close(bad);
+
+        /* The good connection goes on: results recorded, more jobs come. */
+        for (int i = 0; i < 4; i++)
+                send_result(good, held[i].assign.run, held[i].assign.job, held[i].assign.attempt);
+        expect_assign(good, dec, &a);
+        coordinator_stats(f->c, &st);
+        assert_int_equal(st.protocol_errors, 1);
+        assert_int_equal(coordinator_result(f->c), 0);
+        frame_decoder_free(dec);
+        close(good);
+}
+
+static void malformed_frame_closes_that_connection_only(void **state) {
+        check_closed_on(state, "garbage!garbage!", 16);
+}
+
+static void oversized_frame_closes_that_connection_only(void **state) {
+        /* An ASSIGN header claiming 4 GiB: refused before any allocation. */
+        const uint8_t header[] = { FRAME_MAGIC0, FRAME_MAGIC1, FRAME_VERSION, FRAME_RESULT,
+                                   0xff, 0xff, 0xff, 0xff };
+        check_closed_on(state, header, sizeof(header));
+}
+
+static void result_before_hello_closes(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_worker(f);
+
+        send_result(fd, f->run, 0, 1);
+        wait_closed(fd, 2000, NULL);
+        close(fd);
+}
+
+static void wrong_protocol_closes(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_worker(f);
+        frame h = { .type = FRAME_HELLO, .hello = { .protocol = FRAME_PROTOCOL_VERSION + 1, .identity = "w" } };
+
+        assert_int_equal(frame_send(fd, &h, 1000), 0);
+        wait_closed(fd, 2000, NULL);
+        close(fd);
+}
+
+/* Reaped between timeout and timeout + one poll period (the heartbeat
+ * interval bounds every poll), though we keep receiving its heartbeats:
+ * what it sends proves nothing about us. */
+static void silent_peer_reaped_in_window(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_worker(f), heartbeats = 0;
+        struct coordinator_stats st;
+        int64_t sent, closed;
+
+        send_hello(fd, "silent");
+        sent = now_ms();
+        closed = wait_closed(fd, 5000, &heartbeats);
+        assert_in_range(closed - sent, TIMEOUT_MS - 5, TIMEOUT_MS + HEARTBEAT_MS + 50);
+        assert_true(heartbeats >= 2);
+        coordinator_stats(f->c, &st);
+        assert_int_equal(st.reaped, 1);
+        close(fd);
+}
+
+static void heartbeating_peer_is_never_reaped(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_worker(f);
+        frame hb = { .type = FRAME_HEARTBEAT };
+        struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+        struct coordinator_stats st;
+        int64_t sent;
+
+        send_hello(fd, "beating");
+        for (int i = 0; i < 12; i++) { /* 1.2 s: four timeouts */
+                usleep(HEARTBEAT_MS * 1000);
+                assert_int_equal(frame_send(fd, &hb, 1000), 0);
+                assert_int_equal(poll(&p, 1, 0), 0);
+        }
+        sent = now_ms();
+        assert_in_range(wait_closed(fd, 5000, NULL) - sent, TIMEOUT_MS - 5, TIMEOUT_MS + HEARTBEAT_MS + 50);
+        coordinator_stats(f->c, &st);
+        assert_int_equal(st.reaped, 1);
+        close(fd);
+}
+
+static void requeued_on_close_and_redelivered(void **state) {
+        struct fixture *f = *state;
+        int first = connect_worker(f), second;
+        frame_decoder *dec;
+        frame held[4], a;
+        struct store_job j;
+        struct store_run run;
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(first, "first");
+        for (int i = 0; i < 4; i++)
+                expect_assign(first, dec, &held[i]);
+        close(first);
+        for (int i = 0; i < 4; i++)
+                wait_status(f, (uint32_t) held[i].assign.job, STORE_JOB_PENDING);
+
+        /* Another worker gets them again, as attempt 2, first in line. */
+        frame_decoder_free(dec);
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        second = connect_worker(f);
+        send_hello(second, "second");
+        for (int i = 0; i < JOBS; i++) {
+                expect_assign(second, dec, &a);
+                send_result(second, a.assign.run, a.assign.job, a.assign.attempt);
+        }
+        for (int i = 0; i < 4; i++) {
+                wait_status(f, (uint32_t) held[i].assign.job, STORE_JOB_DONE);
+                assert_int_equal(store_job_read(f->store, f->run, (uint32_t) held[i].assign.job, &j), 0);
+                assert_int_equal(j.attempt, 2);
+        }
+        wait_done_count(f, JOBS, &run);
+        assert_int_equal(run.jobs_redelivered, 4);
+        frame_decoder_free(dec);
+        close(second);
+}
+
+static void stale_attempt_refused(void **state) {
+        struct fixture *f = *state;
+        int first = connect_worker(f), second, late;
+        struct coordinator_stats st;
+        frame_decoder *dec;
+        frame held, a;
+        struct store_job j;
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(first, "first");
+        expect_assign(first, dec, &held);
+        close(first);
+        wait_status(f, (uint32_t) held.assign.job, STORE_JOB_PENDING);
+        frame_decoder_free(dec);
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        second = connect_worker(f);
+        send_hello(second, "second");
+        expect_assign(second, dec, &a);
+        assert_int_equal(a.assign.job, held.assign.job);
+        assert_int_equal(a.assign.attempt, 2);
+
+        /* The first worker comes back with its late RESULT of attempt 1. */
+        late = connect_worker(f);
+        send_hello(late, "first");
+        send_result(late, held.assign.run, held.assign.job, held.assign.attempt);
+        for (int64_t deadline = now_ms() + 2000; ; usleep(5000)) {
+                coordinator_stats(f->c, &st);
+                if (st.stale == 1)
+                        break;
+                assert_true(now_ms() < deadline);
+        }
+        assert_int_equal(store_job_read(f->store, f->run, (uint32_t) held.assign.job, &j), 0);
+        assert_int_equal(j.status, STORE_JOB_ASSIGNED);
+        send_result(second, a.assign.run, a.assign.job, a.assign.attempt);
+        wait_status(f, (uint32_t) a.assign.job, STORE_JOB_DONE);
+        frame_decoder_free(dec);
+        close(second);
+        close(late);
+}
+
+static void lease_loss_stops_the_coordinator(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_worker(f);
+        struct pollfd p = { .fd = coordinator_event_fd(f->c), .events = POLLIN };
+        uint64_t generation;
+        frame_decoder *dec;
+        frame a;
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "worker");
+        expect_assign(fd, dec, &a);
+        assert_int_equal(store_lease_release(f->store, LEASE, "leader-a", f->fence.generation), 0);
+        assert_int_equal(store_lease_acquire(f->store, LEASE, "leader-b", 60 * SDLIVE_USEC_PER_SEC,
+                                             &generation), 0);
+        send_result(fd, a.assign.run, a.assign.job, a.assign.attempt);
+        assert_int_equal(poll(&p, 1, 2000), 1);
+        assert_int_equal(coordinator_result(f->c), -ESTALE);
+        wait_closed(fd, 2000, NULL);
+        /* The deposed leader's RESULT was not recorded. */
+        wait_status(f, (uint32_t) a.assign.job, STORE_JOB_ASSIGNED);
+        frame_decoder_free(dec);
+        close(fd);
+}
+
+static void new_leader_requeues_and_resumes(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_worker(f);
+        struct coordinator_config cfg;
+        struct coordinator *next;
+        frame_decoder *dec;
+        frame held;
+        uint64_t runs[4];
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "worker");
+        expect_assign(fd, dec, &held);
+        /* The old leader is paused (its connections still open), the lease
+         * expires and another node takes over. */
+        assert_int_equal(store_lease_release(f->store, LEASE, "leader-a", f->fence.generation), 0);
+        cfg = config(f);
+        cfg.fence.holder = "leader-b";
+        assert_int_equal(store_lease_acquire(f->store, LEASE, "leader-b", 60 * SDLIVE_USEC_PER_SEC,
+                                             &cfg.fence.generation), 0);
+        cfg.run_jobs = 5; /* ignored: a run is unfinished */
+        assert_int_equal(coordinator_start(&next, f->d, &cfg), 0);
+        wait_status(f, (uint32_t) held.assign.job, STORE_JOB_PENDING);
+        assert_int_equal(store_runs_unfinished(f->store, runs, 4), 1);
+        assert_int_equal(runs[0], f->run);
+        coordinator_stop(next);
+        frame_decoder_free(dec);
+        close(fd);
+}
+
+static void unix_listener_checks_credentials(void **state) {
+        struct fixture *f = *state;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct coordinator_config cfg = config(f);
+        struct coordinator *c;
+        frame_decoder *dec;
+        frame a;
+        int fd, status;
+        pid_t pid;
+
+        coordinator_stop(f->c);
+        assert_int_equal(chmod(f->dir, 0755), 0); /* reachable for the stranger below */
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/coordinator.sock", f->dir);
+        /* A stale socket file from an earlier leader is replaced. */
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        close(fd);
+        cfg.unix_path = sa.sun_path;
+        assert_int_equal(coordinator_start(&c, f->d, &cfg), 0);
+        f->c = c;
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "local");
+        expect_assign(fd, dec, &a);
+        frame_decoder_free(dec);
+        close(fd);
+
+        if (geteuid() != 0) {
+                print_message("not root: cannot try a foreign uid\n");
+                return;
+        }
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                /* No cmocka in the child: it must only _exit(). */
+                frame_decoder *d2;
+                frame g;
+                if (setgid(65534) < 0 || setuid(65534) < 0)
+                        _exit(3);
+                fd = socket(AF_UNIX, SOCK_STREAM, 0);
+                if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                        _exit(4);
+                frame h = { .type = FRAME_HELLO,
+                            .hello = { .protocol = FRAME_PROTOCOL_VERSION, .identity = "stranger" } };
+                (void) frame_send(fd, &h, 1000); /* may already be refused */
+                if (frame_decoder_new(&d2) < 0)
+                        _exit(6);
+                /* Refused: closed (or reset, our HELLO unread) without a frame. */
+                int r = frame_recv(fd, d2, &g, 2000);
+                _exit(r == 0 || r == -ECONNRESET ? 0 : 5);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+                T(dispatch_and_record),
+                T(malformed_frame_closes_that_connection_only),
+                T(oversized_frame_closes_that_connection_only),
+                T(result_before_hello_closes),
+                T(wrong_protocol_closes),
+                T(silent_peer_reaped_in_window),
+                T(heartbeating_peer_is_never_reaped),
+                T(requeued_on_close_and_redelivered),
+                T(stale_attempt_refused),
+                T(lease_loss_stops_the_coordinator),
+                T(new_leader_requeues_and_resumes),
+                T(unix_listener_checks_credentials),
+#undef T
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
