@@ -218,6 +218,17 @@ harness_watch_healthy() {
   done
 }
 
+# harness_unix_request <socket path> <line>: send one line on a unix stream
+# socket, print the one-line reply (2 s timeout).
+harness_unix_request() {
+  timeout 2 perl -MIO::Socket::UNIX -e '
+    my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) or die "connect: $!\n";
+    print $s "$ARGV[1]\n";
+    my $reply = <$s>;
+    defined $reply or die "no reply\n";
+    print $reply;' -- "$1" "$2"
+}
+
 # harness_state_dir <daemon>: its StateDirectory= as the manager creates it
 # for a DynamicUser= unit (user manager: under $XDG_CONFIG_HOME).
 harness_state_dir() { echo "$XDG_CONFIG_HOME/private/sdlive-$1"; }
