@@ -28,7 +28,8 @@
 #include "supervision.h"
 
 typedef struct cleaner_options {
-        char *blob_dir;            /* NULL: $STATE_DIRECTORY/blobs */
+        const char *blob_dir;      /* NULL: $STATE_DIRECTORY/blobs */
+        char *blob_dir_default;    /* owns blob_dir when it was derived */
         uint64_t max_age_usec;
         uint64_t partial_max_age_usec;
         uint64_t pass_interval_usec;
@@ -148,11 +149,12 @@ static int open_blob_dir(cleaner_options *o) {
                 state_dir = cli_systemd_dir("STATE_DIRECTORY");
                 if (!state_dir)
                         cli_usage_error("no blob directory: pass --blob-dir or run with StateDirectory=");
-                if (asprintf(&o->blob_dir, "%s/blobs", state_dir) < 0) {
+                if (asprintf(&o->blob_dir_default, "%s/blobs", state_dir) < 0) {
                         log_error("out of memory");
                         exit(EXIT_FAILURE);
                 }
                 free(state_dir);
+                o->blob_dir = o->blob_dir_default;
                 if (mkdir(o->blob_dir, 0750) < 0 && errno != EEXIST) {
                         log_error("cannot create blob directory %s: %s", o->blob_dir, strerror(errno));
                         exit(EXIT_FAILURE);
@@ -243,7 +245,10 @@ int main(int argc, char **argv) {
         if (o.populate_set) {
                 log_info("creating %llu test blobs under %s/populated",
                          (unsigned long long) o.populate, o.blob_dir);
-                return populate_tree(root_fd, o.populate) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+                status = populate_tree(root_fd, o.populate) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+                close(root_fd);
+                free(o.blob_dir_default);
+                return status;
         }
 
         fault_switch_init(&wedge, "cleaner main loop", o.wedge_file, "SDLIVE_WEDGE_FILE");
@@ -270,5 +275,6 @@ int main(int argc, char **argv) {
         m = monitor_stop(m);
         d = sdlive_free(d);
         close(root_fd);
+        free(o.blob_dir_default);
         return status;
 }
