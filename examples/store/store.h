@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SDLIVE_EXAMPLE_STORE_H
+#define SDLIVE_EXAMPLE_STORE_H
+
+/*
+ * The store shared by the reference daemons: a named lease with a fencing
+ * generation, fenced writes with a write log, the cluster inventory and the
+ * job tables. Two backends behind one opaque handle:
+ *
+ *   "sqlite:/path/to/file.db"        processes on one host share the file
+ *   "postgresql:<libpq conninfo>"    hosts share one database
+ *
+ * Return convention: < 0 is -errno, >= 0 is success (some calls return a
+ * count or a STORE_RECORD_* code). Errors fall into the classes of
+ * store_error_class(): a lease held by another or no longer ours (-EBUSY,
+ * -ESTALE) is never confused with the store being unreachable (-EIO,
+ * -ECONNREFUSED, -ECONNRESET, -ETIMEDOUT, -EAGAIN ...), which a daemon
+ * retries with backoff. After any error store_errmsg() says what happened.
+ *
+ * Threads: a handle is used by one thread at a time; open one handle per
+ * thread (for example one for the lease refresher, one for the main loop).
+ * After fork() the child must open its own handle.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct store;
+
+/* Longest lease, holder, worker, artifact or node name, without the NUL. */
+#define STORE_NAME_MAX 63
+
+enum store_error_class {
+        STORE_OK,          /* r >= 0 */
+        STORE_LOST,        /* -EBUSY: held by another; -ESTALE: no longer ours */
+        STORE_UNAVAILABLE, /* transient: retry with backoff, then reconnect */
+        STORE_FATAL,       /* bad arguments, corrupt or foreign file, bug */
+};
+enum store_error_class store_error_class(int r);
+
+/* Opens (and creates, idempotently) the store at url. On failure *ret is
+ * NULL and store_errmsg(NULL) describes the failure for this thread. */
+int store_open(const char *url, struct store **ret);
+/* Closes the handle; accepts NULL; returns NULL. */
+struct store *store_close(struct store *s);
+/* Human-readable reason of the last error on s (or of the last failed
+ * store_open() in this thread when s is NULL); "" when there was none.
+ * Valid until the next call on s. */
+const char *store_errmsg(const struct store *s);
+/* "sqlite" or "postgresql". */
+const char *store_backend(const struct store *s);
+/* Drops and re-establishes the connection (PostgreSQL) or reopens the file
+ * (SQLite). PostgreSQL also reconnects by itself on the next call after a
+ * lost connection; this call lets a daemon probe during backoff. */
+int store_reconnect(struct store *s);
+/* How long one call may wait for a lock held by another client before it
+ * fails with -ETIMEDOUT (SQLite busy timeout, PostgreSQL lock_timeout).
+ * Default 1 s. */
+int store_set_lock_timeout(struct store *s, uint64_t usec);
+
+/* ------------------------------------------------------------------ */
+/* Lease                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Takes lease `name` for `holder` if it is free, released or expired —
+ * also when `holder` held it before — and returns its new generation (the
+ * fencing token; every acquisition increments it) in *ret_generation.
+ * -EBUSY when another acquisition is still valid (including one by the
+ * same holder: extend it with store_lease_refresh()). */
+int store_lease_acquire(struct store *s, const char *name, const char *holder,
+                        uint64_t ttl_usec, uint64_t *ret_generation);
+/* Extends the lease to ttl_usec from now. -ESTALE when the lease is no
+ * longer (holder, generation) or has already expired. */
+int store_lease_refresh(struct store *s, const char *name, const char *holder,
+                        uint64_t generation, uint64_t ttl_usec);
+/* Ends the lease now so a standby can acquire it at once. -ESTALE when the
+ * lease is not (holder, generation). */
+int store_lease_release(struct store *s, const char *name, const char *holder,
+                        uint64_t generation);
+
+struct store_lease_info {
+        bool held;                        /* acquired and not yet expired */
+        char holder[STORE_NAME_MAX + 1];  /* last holder, "" if released */
+        uint64_t generation;              /* 0 if never acquired */
+        uint64_t remaining_usec;          /* 0 unless held */
+};
+int store_lease_read(struct store *s, const char *name, struct store_lease_info *ret);
+
+/* ------------------------------------------------------------------ */
+/* Fenced writes                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Every write a leader makes names the lease it holds. The write commits
+ * only if, in the same transaction, the lease is still (holder, generation)
+ * and unexpired; otherwise it changes nothing and returns -ESTALE. Each
+ * committed fenced write adds one row to the write log. */
+struct store_fence {
+        const char *lease;
+        const char *holder;
+        uint64_t generation;
+};
+
+struct store_log_summary {
+        uint64_t entries;      /* write-log rows of this lease */
+        uint64_t generations;  /* distinct generations that wrote */
+        /* Generations whose writes are not strictly after every write of
+         * the previous generation (in commit order or in store time), or
+         * that were written by more than one holder. 0 means no two
+         * leaders' writes ever both succeeded in overlapping periods. */
+        uint64_t overlaps;
+};
+int store_log_summary(struct store *s, const char *lease, struct store_log_summary *ret);
+
+/* ------------------------------------------------------------------ */
+/* Inventory for the maintenance pass                                  */
+/* ------------------------------------------------------------------ */
+
+struct store_blob {
+        int64_t id;
+        int64_t refcount;
+        bool deleted;
+};
+
+struct store_artifact {
+        char name[STORE_NAME_MAX + 1];
+        int64_t version;
+        int64_t created_usec;  /* CLOCK_REALTIME of the store */
+};
+
+struct store_node {
+        char name[STORE_NAME_MAX + 1];
+        int64_t last_checkin_usec;   /* CLOCK_REALTIME of the store */
+        int64_t since_checkin_usec;  /* store's now - last_checkin */
+        bool missing;
+};
+
+/* Adds (idempotently) blobs 1..blobs (every third unreferenced), `artifacts`
+ * rows named artifact-NNNNN with versions 1..10 each, and `nodes` nodes
+ * node-NNNNN (every fourth last checked in an hour ago), in one transaction.
+ * Not fenced: setup for tests and demos. */
+int store_seed_inventory(struct store *s, uint64_t blobs, uint64_t artifacts, uint64_t nodes);
+
+/* Keyset batches: fill up to max items that sort after the cursor (id;
+ * (name, version) with versions newest first; name), return how many.
+ * 0 means the end. No transaction stays open between batches. */
+int store_blobs_list(struct store *s, int64_t after_id, struct store_blob *out, size_t max);
+int store_artifacts_list(struct store *s, const struct store_artifact *after /* NULL: start */,
+                         struct store_artifact *out, size_t max);
+int store_nodes_list(struct store *s, const char *after_name /* NULL: start */,
+                     struct store_node *out, size_t max);
+
+/* Fenced per-item updates; 1 if the item changed, 0 if there was nothing to
+ * do (referenced blob, already deleted, unknown item). */
+int store_blob_mark_deleted(struct store *s, const struct store_fence *f, int64_t id);
+int store_artifact_prune(struct store *s, const struct store_fence *f, const char *name, int64_t version);
+int store_node_mark_missing(struct store *s, const struct store_fence *f, const char *name);
+/* A node reports in (not a leader write: unfenced). Clears `missing`. */
+int store_node_checkin(struct store *s, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Jobs                                                                */
+/* ------------------------------------------------------------------ */
+
+enum store_job_status {
+        STORE_JOB_PENDING,
+        STORE_JOB_ASSIGNED,
+        STORE_JOB_DONE,
+};
+
+struct store_job {
+        uint64_t run;
+        uint32_t job;                     /* 0 .. total-1 */
+        enum store_job_status status;
+        uint32_t attempt;                 /* 0 until first claimed */
+        char worker[STORE_NAME_MAX + 1];  /* last claimer, "" if none */
+        int64_t outcome;                  /* valid when done */
+        uint32_t executions;              /* RESULTs recorded, stale ones too */
+};
+
+struct store_run {
+        uint64_t id;
+        uint32_t total;
+        uint32_t done_count;       /* advanced once per job, in the recording transaction */
+        int64_t created_usec;      /* CLOCK_REALTIME of the store */
+        uint32_t jobs_done;        /* jobs in status done (equals done_count) */
+        uint32_t jobs_redelivered; /* jobs claimed more than once */
+        uint32_t jobs_reexecuted;  /* jobs with more than one recorded RESULT */
+};
+
+/* Creates a run of `total` pending jobs (fenced). */
+int store_run_create(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run);
+/* Claims the first pending job of `run` (0: of any run, oldest first):
+ * assigned to `worker`, attempt incremented. 1 and *ret filled, or 0 when
+ * nothing is pending. Fenced. */
+int store_job_claim(struct store *s, const struct store_fence *f, uint64_t run,
+                    const char *worker, struct store_job *ret);
+/* Puts in-flight jobs back to pending, retryably: those of `worker` (NULL:
+ * of every worker — what a new leader does, having no connections yet).
+ * Returns how many. Fenced. */
+int store_jobs_requeue(struct store *s, const struct store_fence *f, const char *worker);
+/* Puts one job back to pending if it is still in flight as `attempt`:
+ * 1 if requeued, 0 otherwise. Fenced. */
+int store_job_requeue(struct store *s, const struct store_fence *f, uint64_t run,
+                      uint32_t job, uint32_t attempt);
+
+enum store_record {
+        STORE_RECORD_COUNTED = 1,       /* first transition to done: done_count advanced */
+        STORE_RECORD_DUPLICATE = 2,     /* already done by this attempt: nothing changed */
+        STORE_RECORD_STALE_ATTEMPT = 3, /* a newer attempt exists: refused */
+};
+/* Records the RESULT of (run, job, attempt) in one fenced transaction and
+ * returns a STORE_RECORD_* code; each call that passes the fence also
+ * counts one execution. A RESULT for the current attempt of a job that was
+ * requeued but not yet claimed again completes it. -ENOENT for an unknown
+ * job, -EINVAL for an attempt that was never assigned. */
+int store_job_record(struct store *s, const struct store_fence *f, uint64_t run,
+                     uint32_t job, uint32_t attempt, int64_t outcome);
+
+int store_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret);
+int store_run_read(struct store *s, uint64_t run, struct store_run *ret);
+/* Fills up to max ids of runs with done_count < total, oldest first;
+ * returns how many. What a new leader resumes. */
+int store_runs_unfinished(struct store *s, uint64_t *ids, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
