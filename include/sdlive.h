@@ -217,8 +217,8 @@ void sdlive_progress_park(sdlive_progress *p);
  * Accepts NULL; returns NULL. */
 sdlive_progress *sdlive_progress_unregister(sdlive_progress *p);
 
-/* Time since the loop's last beat in *ret_usec; > 0 when parked, 0 when
- * beating, -EINVAL for NULL. */
+/* Time since the loop's last beat (parked or not) in *ret_usec. Returns
+ * > 0 while parked, 0 while beating, -EINVAL for NULL. */
 int sdlive_progress_age(const sdlive_progress *p, uint64_t *ret_usec);
 
 /* > 0 while some registered loop is silent past its limit (keepalives are

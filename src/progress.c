@@ -40,7 +40,7 @@ static const struct sdlive_progress *find_stalled(const sdlive *d, uint64_t now,
                 if (!p->in_use)
                         continue;
                 beat = atomic_load_explicit(&p->last_beat, memory_order_acquire);
-                if (beat == SDLIVE_PARKED)
+                if (beat & SDLIVE_PARKED)
                         continue;
                 silence = sdlive_usec_sub(now, beat);
                 if (silence > p->max_silence_usec &&
@@ -132,7 +132,7 @@ SDLIVE_EXPORT void sdlive_progress_beat(sdlive_progress *p) {
 
 SDLIVE_EXPORT void sdlive_progress_park(sdlive_progress *p) {
         if (p)
-                atomic_store_explicit(&p->last_beat, SDLIVE_PARKED, memory_order_release);
+                atomic_fetch_or_explicit(&p->last_beat, SDLIVE_PARKED, memory_order_release);
 }
 
 SDLIVE_EXPORT sdlive_progress *sdlive_progress_unregister(sdlive_progress *p) {
@@ -150,12 +150,8 @@ SDLIVE_EXPORT int sdlive_progress_age(const sdlive_progress *p, uint64_t *ret_us
         if (!p || !ret_usec)
                 return -EINVAL;
         beat = atomic_load_explicit(&p->last_beat, memory_order_acquire);
-        if (beat == SDLIVE_PARKED) {
-                *ret_usec = 0;
-                return 1;
-        }
-        *ret_usec = sdlive_usec_sub(sdlive_now(p->owner), beat);
-        return 0;
+        *ret_usec = sdlive_usec_sub(sdlive_now(p->owner), beat & ~SDLIVE_PARKED);
+        return (beat & SDLIVE_PARKED) ? 1 : 0;
 }
 
 SDLIVE_EXPORT int sdlive_progress_stalled(sdlive *d, char *name, size_t size) {

@@ -20,12 +20,13 @@
 
 /* next_due value meaning "pets are not tracked". */
 #define SDLIVE_NOT_TRACKED UINT64_MAX
-/* A parked progress loop's last_beat. */
-#define SDLIVE_PARKED UINT64_MAX
+/* Set in a progress loop's last_beat while it is parked; the other bits
+ * keep the time of its last beat. */
+#define SDLIVE_PARKED (UINT64_C(1) << 63)
 
 struct sdlive_progress {
         sdlive *owner;
-        _Atomic uint64_t last_beat;  /* clock time, or SDLIVE_PARKED */
+        _Atomic uint64_t last_beat;  /* clock time of the last beat | SDLIVE_PARKED */
         uint64_t max_silence_usec;
         bool in_use;                 /* guarded by owner->progress_lock */
         char name[SDLIVE_PROGRESS_NAME_MAX + 1];
