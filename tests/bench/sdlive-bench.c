@@ -6,7 +6,7 @@
  *
  *   sdlive-bench [--iterations N] [--trials N] [--scale F]
  *
- * --iterations: pets and clock reads timed in (a); sd_notify() gets 1/100.
+ * --iterations: pets and clock reads per round in (a); sd_notify() gets 1/100.
  * --trials: stop-latency trials per mode in (c).
  * --scale: the real-time idle in (b) lasts 0.6 s * F.
  */
@@ -56,6 +56,12 @@ static void *drain_thread(void *arg) {
         return NULL;
 }
 
+#define ROUNDS 5
+
+static uint64_t min_u64(uint64_t a, uint64_t b) {
+        return a < b ? a : b;
+}
+
 static void bench_cost(unsigned long iterations) {
         unsigned long notify_calls = iterations / 100 ? iterations / 100 : 1, errors = 0;
         harness_manager m;
@@ -78,22 +84,27 @@ static void bench_cost(unsigned long iterations) {
         if ((r = pthread_create(&t, NULL, drain_thread, &dr)) != 0)
                 fail("pthread_create", r);
 
-        t0 = harness_now_ns();
-        for (unsigned long i = 0; i < iterations; i++)
-                if (sdlive_pet_watchdog(d) != 0)
-                        errors++;
-        pet_ns = harness_now_ns() - t0;
+        /* Best of ROUNDS: the fastest round is the one least disturbed by
+         * other work on the machine. */
+        pet_ns = notify_ns = clock_ns = UINT64_MAX;
+        for (int round = 0; round < ROUNDS; round++) {
+                t0 = harness_now_ns();
+                for (unsigned long i = 0; i < iterations; i++)
+                        if (sdlive_pet_watchdog(d) != 0)
+                                errors++;
+                pet_ns = min_u64(pet_ns, harness_now_ns() - t0);
 
-        t0 = harness_now_ns();
-        for (unsigned long i = 0; i < notify_calls; i++)
-                if (sd_notify(0, "WATCHDOG=1") <= 0)
-                        errors++;
-        notify_ns = harness_now_ns() - t0;
+                t0 = harness_now_ns();
+                for (unsigned long i = 0; i < notify_calls; i++)
+                        if (sd_notify(0, "WATCHDOG=1") <= 0)
+                                errors++;
+                notify_ns = min_u64(notify_ns, harness_now_ns() - t0);
 
-        t0 = harness_now_ns();
-        for (unsigned long i = 0; i < iterations; i++)
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-        clock_ns = harness_now_ns() - t0;
+                t0 = harness_now_ns();
+                for (unsigned long i = 0; i < iterations; i++)
+                        clock_gettime(CLOCK_MONOTONIC, &ts);
+                clock_ns = min_u64(clock_ns, harness_now_ns() - t0);
+        }
 
         atomic_store(&dr.stop, true);
         pthread_join(t, NULL);
@@ -103,7 +114,7 @@ static void bench_cost(unsigned long iterations) {
         pet = (double) pet_ns / (double) iterations;
         notify = (double) notify_ns / (double) notify_calls;
         clock = (double) clock_ns / (double) iterations;
-        printf("(a) cost per call                           ns/call     calls\n");
+        printf("(a) cost per call (best of %d rounds)       ns/call     calls\n", ROUNDS);
         printf("    sdlive_pet_watchdog, not due        %11.1f %9lu\n", pet, iterations);
         printf("    sd_notify(0, \"WATCHDOG=1\")          %11.1f %9lu\n", notify, notify_calls);
         printf("    clock_gettime(CLOCK_MONOTONIC)      %11.1f %9lu\n", clock, iterations);
@@ -288,6 +299,18 @@ static void bench_stop(unsigned trials) {
         printf("    (target: p99 < 1000 us)\n");
 }
 
+static const char *loadavg(void) {
+        static char buf[64] = "?";
+        FILE *f = fopen("/proc/loadavg", "re");
+
+        if (f) {
+                if (fgets(buf, sizeof(buf), f))
+                        buf[strcspn(buf, " ")] = '\0';
+                fclose(f);
+        }
+        return buf;
+}
+
 int main(int argc, char **argv) {
         unsigned long iterations = 10000000;
         unsigned trials = 1000;
@@ -310,7 +333,8 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
 
-        printf("sdlive-bench (libsdlive %s)\n\n", sdlive_version());
+        printf("sdlive-bench (libsdlive %s), %ld CPUs, load average %s\n", sdlive_version(),
+               sysconf(_SC_NPROCESSORS_ONLN), loadavg());
         bench_cost(iterations);
         bench_wakeups(scale);
         bench_stop(trials);
