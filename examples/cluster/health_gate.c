@@ -27,3 +27,11 @@ bool health_gate_observe(struct health_gate *g, uint64_t pet_age_usec) {
         }
         return g->open;
 }
+
+bool health_gate_check(struct health_gate *g, const sdlive *d) {
+        uint64_t age;
+
+        if (sdlive_last_pet_age(d, &age) < 0)
+                return g->open;
+        return health_gate_observe(g, age);
+}

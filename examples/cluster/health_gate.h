@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <sdlive.h>
+
 struct health_gate {
         uint64_t stale_usec; /* 0: the gate is always open */
         unsigned checks;
@@ -30,5 +32,10 @@ void health_gate_init(struct health_gate *g, uint64_t stale_usec, unsigned check
 /* Records one observation of the main loop's last pet age and returns
  * whether renewing is allowed now. */
 bool health_gate_observe(struct health_gate *g, uint64_t pet_age_usec);
+
+/* Observes the age of d's last healthy keepalive (sdlive_last_pet_age).
+ * When d does not track keepalives (no watchdog armed, no pet interval set)
+ * there is nothing to judge by and the gate stays as it is. */
+bool health_gate_check(struct health_gate *g, const sdlive *d);
 
 #endif

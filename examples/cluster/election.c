@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+#include "election.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "duration.h"
+#include "lease.h"
+#include "log.h"
+
+uint64_t election_max_pause(uint64_t poll_usec) {
+        return 2 * poll_usec;
+}
+
+/* Backoff for an unreachable store: half a poll, doubling, at most two. */
+static uint64_t backoff(uint64_t poll_usec, unsigned failures) {
+        uint64_t delay = poll_usec / 2;
+
+        while (failures-- > 1 && delay < election_max_pause(poll_usec))
+                delay *= 2;
+        return delay < election_max_pause(poll_usec) ? delay : election_max_pause(poll_usec);
+}
+
+static bool spinning(const struct election *e, bool *announced) {
+        bool on = e->spin_file && access(e->spin_file, F_OK) == 0;
+
+        if (on && !*announced)
+                log_warning("fault injected: %s found, the election loop keeps idling (and petting) "
+                            "but no longer attempts to acquire the lease", e->spin_file);
+        *announced = on;
+        return on;
+}
+
+/* One acquisition attempt. 1 won, 0 lost or store unavailable (*pause set),
+ * -errno fatal. */
+static int attempt(const struct election *e, struct election_result *ret, unsigned *failures,
+                   char *last_holder, uint64_t *pause) {
+        char poll_text[DURATION_FORMAT_MAX], wait_text[DURATION_FORMAT_MAX];
+        struct store_lease_info info;
+        uint64_t started;
+        int r;
+
+        if (!*e->store) {
+                r = store_open(e->store_url, e->store);
+                if (r < 0)
+                        goto failed;
+                if (e->lock_timeout_usec > 0)
+                        store_set_lock_timeout(*e->store, e->lock_timeout_usec);
+        }
+
+        started = lease_now_usec();
+        r = store_lease_acquire(*e->store, e->lease_name, e->holder, e->ttl_usec, &ret->generation);
+        if (r >= 0) {
+                ret->acquired_at_usec = started;
+                *failures = 0;
+                last_holder[0] = '\0';
+                return 1;
+        }
+        if (r == -EBUSY) {
+                if (*failures > 0)
+                        log_notice("store reachable again");
+                *failures = 0;
+                if (store_lease_read(*e->store, e->lease_name, &info) < 0)
+                        snprintf(info.holder, sizeof(info.holder), "another node");
+                if (strcmp(info.holder, last_holder) != 0) {
+                        log_info("standby: lease \"%s\" held by %s (generation %llu)", e->lease_name,
+                                 info.holder, (unsigned long long) info.generation);
+                        memcpy(last_holder, info.holder, STORE_NAME_MAX + 1);
+                }
+                sdlive_notify_status(e->d, "standby: lease held by %s (generation %llu), next attempt in %s",
+                                     info.holder, (unsigned long long) info.generation,
+                                     duration_format(poll_text, sizeof(poll_text), e->poll_usec));
+                *pause = e->poll_usec;
+                return 0;
+        }
+failed:
+        if (store_error_class(r) != STORE_UNAVAILABLE) {
+                log_error("store %s failed: %s", e->store_url, store_errmsg(*e->store));
+                return r;
+        }
+        *pause = backoff(e->poll_usec, ++*failures);
+        duration_format(wait_text, sizeof(wait_text), *pause);
+        if (*failures == 1)
+                log_warning("store unavailable (%s); retrying with backoff", store_errmsg(*e->store));
+        sdlive_notify_status(e->d, "store unavailable: %s; retry %u in %s", store_errmsg(*e->store),
+                             *failures, wait_text);
+        last_holder[0] = '\0';
+        if (*e->store && *failures > 1)
+                store_reconnect(*e->store);
+        return 0;
+}
+
+int election_run(const struct election *e, struct election_result *ret) {
+        char last_holder[STORE_NAME_MAX + 1] = "";
+        bool announced = false;
+        unsigned failures = 0;
+
+        for (;;) {
+                uint64_t pause = e->poll_usec;
+                int r;
+
+                if (sdlive_stopping(e->d) > 0)
+                        return 0;
+                if (!spinning(e, &announced)) {
+                        r = attempt(e, ret, &failures, last_holder, &pause);
+                        if (e->progress)
+                                sdlive_progress_beat(e->progress);
+                        if (r != 0)
+                                return r;
+                }
+                r = sdlive_idle(e->d, pause);
+                if (r == SDLIVE_WAKE_STOP)
+                        return 0;
+                if (r < 0) {
+                        log_error("idle failed: %s", strerror(-r));
+                        return r;
+                }
+        }
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CLUSTER_ELECTION_H
+#define CLUSTER_ELECTION_H
+
+/*
+ * The standby's loop: try to acquire the lease, idle one election poll
+ * (petting), try again. Every attempt is a fresh acquisition. A store that
+ * cannot be reached is reported as such ("store unavailable") and retried
+ * with backoff; it is never taken for a lease held by another.
+ *
+ * Progress: each completed attempt (won, lost or store unavailable) beats
+ * `progress`, so a loop that keeps idling — and petting — without ever
+ * completing an attempt withholds the keepalives and systemd restarts it.
+ */
+
+#include <stdint.h>
+
+#include <sdlive.h>
+
+#include "store.h"
+
+struct election {
+        sdlive *d;
+        struct store **store;         /* the main handle; opened here while NULL */
+        const char *store_url;
+        const char *lease_name;
+        const char *holder;
+        uint64_t ttl_usec;
+        uint64_t poll_usec;
+        uint64_t lock_timeout_usec;   /* applied to a handle opened here; 0: store default */
+        sdlive_progress *progress;    /* may be NULL */
+        /* Fault injection: while this file exists the loop idles without
+         * attempting (NULL: off). */
+        const char *spin_file;
+};
+
+struct election_result {
+        uint64_t generation;          /* the fencing token */
+        uint64_t acquired_at_usec;    /* CLOCK_MONOTONIC before the winning call */
+};
+
+/* The longest pause between two attempts (store unavailable backoff). */
+uint64_t election_max_pause(uint64_t poll_usec);
+
+/* Runs attempts until the lease is won (returns 1 and fills *ret), a stop
+ * is requested (0), or the store fails for good (-errno, logged). */
+int election_run(const struct election *e, struct election_result *ret);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CLUSTER_LEADER_H
+#define CLUSTER_LEADER_H
+
+/*
+ * The elected loop. It waits, petting, on one epoll fd that aggregates the
+ * lease-lost eventfd and whatever fds the leader services watch (a job
+ * coordinator's listening socket and connections, for example), and runs the
+ * maintenance pass every maintenance interval. It returns when the lease is
+ * lost (then the daemon goes back to the election) or a stop is requested.
+ *
+ * Waits are cut at the pet interval while keepalives are tracked: the loop
+ * wakes that often anyway to pet, and so notices a wedge fault promptly.
+ */
+
+#include <stdint.h>
+
+#include <sdlive.h>
+
+#include "fault.h"
+#include "lease.h"
+#include "store.h"
+
+struct leader_loop;
+
+/* An fd a service wants watched. The service owns the struct; it must stay
+ * valid until unwatched or until the service's stop(). */
+struct leader_watch {
+        int fd;
+        /* Called with the epoll events. < 0 ends the term as a failure:
+         * the loop stops the services and returns the error. */
+        int (*ready)(struct leader_watch *w, uint32_t events);
+        void *userdata;
+};
+
+/* Something that runs only while this node leads. start() runs once per
+ * term, right after election, with that term's fence (copy what you need:
+ * the fence dies with the term); stop() runs when the term ends, for any
+ * reason, and must close everything start() opened. */
+struct leader_service {
+        const char *name;
+        int (*start)(void *userdata, struct leader_loop *loop, const struct store_fence *fence);
+        void (*stop)(void *userdata);
+        void *userdata;
+};
+
+int leader_loop_watch(struct leader_loop *loop, struct leader_watch *w, uint32_t events);
+int leader_loop_unwatch(struct leader_loop *loop, struct leader_watch *w);
+
+struct leader_term {
+        sdlive *d;
+        struct store *store;                 /* the main thread's handle */
+        struct lease_holder *lease;
+        struct store_fence fence;
+        uint64_t maintenance_interval_usec;
+        uint64_t maintenance_rate;           /* writes per second, 0: unlimited */
+        const struct leader_service *services;
+        size_t n_services;
+        const fault_switch *wedge;
+};
+
+enum {
+        LEADER_LEASE_LOST = 0,
+        LEADER_STOPPED = 1,
+};
+
+/* Leads until the lease is lost or a stop is requested; returns
+ * LEADER_LEASE_LOST, LEADER_STOPPED, or -errno when the term could not be
+ * run (epoll failure, a service failing to start). The caller ends the
+ * lease (release on stop) after it returns. */
+int leader_run(const struct leader_term *t);
+
+#endif

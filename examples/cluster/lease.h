@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CLUSTER_LEASE_H
+#define CLUSTER_LEASE_H
+
+/*
+ * Holding an acquired lease: a refresher thread, with its own store handle,
+ * renews it every refresh interval (default ttl / 3) and reports its loss.
+ *
+ * The lease counts as lost (once, for good) when
+ *   - a refresh finds it no longer ours (-ESTALE), or
+ *   - refreshing keeps failing (store unavailable) until the local deadline:
+ *     the start of the last successful acquisition or refresh call + ttl.
+ *     That deadline is never later than the store's own expiry, so the
+ *     holder gives up before a standby can take over.
+ * Loss is signalled on an eventfd (readable from then on) and an atomic
+ * flag cheap enough to test per item of a long loop.
+ *
+ * Health gate: with health_stale_usec set, the refresher samples the main
+ * loop's last keepalive (sdlive_last_pet_age) every health_check_usec and
+ * stops renewing while health_gate.h says the loop is stale, so a wedged
+ * leader's lease runs out without waiting for the watchdog to kill it.
+ * Renewal resumes if the loop recovers before the deadline.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sdlive.h>
+
+struct lease_config {
+        const char *store_url;        /* the refresher opens its own handle */
+        const char *name;             /* lease name, e.g. "cluster" */
+        const char *holder;
+        uint64_t ttl_usec;
+        uint64_t refresh_usec;        /* 0: ttl / 3 */
+        uint64_t health_stale_usec;   /* 0: no health gate */
+        uint64_t health_check_usec;   /* 0: stale / 4 */
+        unsigned health_checks;       /* consecutive observations; 0: 2 */
+        uint64_t lock_timeout_usec;   /* 0: a quarter of the refresh interval */
+        sdlive *d;                    /* whose keepalives the gate watches */
+};
+
+struct lease_holder;
+
+/* Starts holding the lease acquired as `generation`. acquired_at_usec is
+ * CLOCK_MONOTONIC taken just before the acquiring call (the deadline counts
+ * from it). Returns 0, or -errno when the store cannot be opened or the
+ * thread cannot start (the lease is then not released: let it expire or
+ * release it yourself). */
+int lease_holder_start(const struct lease_config *c, uint64_t generation,
+                       uint64_t acquired_at_usec, struct lease_holder **ret);
+
+/* Readable (POLLIN) once the lease is lost. */
+int lease_holder_fd(const struct lease_holder *h);
+
+/* True once the lease is lost. One atomic load: call it per item. */
+bool lease_holder_lost(const struct lease_holder *h);
+
+/* Why the lease was lost; "" while it is held. Stable once lost. */
+const char *lease_holder_reason(const struct lease_holder *h);
+
+/* Renewals done so far (for tests and status). */
+uint64_t lease_holder_refreshes(const struct lease_holder *h);
+
+/* True while the health gate withholds renewals. */
+bool lease_holder_gated(const struct lease_holder *h);
+
+/* Marks the lease lost from outside the refresher, e.g. when a fenced
+ * write was rejected with -ESTALE. reason is copied. */
+void lease_holder_mark_lost(struct lease_holder *h, const char *reason);
+
+/* Stops and joins the refresher. With release, and if the lease is not
+ * known lost, releases it in the store so a standby can take over at once.
+ * Accepts NULL; returns NULL. */
+struct lease_holder *lease_holder_stop(struct lease_holder *h, bool release);
+
+/* CLOCK_MONOTONIC now. */
+uint64_t lease_now_usec(void);
+
+#endif

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sdlive-cluster: one elected leader among several instances sharing a
+ * store. Standbys try to acquire the lease every election poll; the leader
+ * renews it from a refresher thread, runs a fenced maintenance pass over the
+ * store's inventory every maintenance interval, and goes back to standby the
+ * moment its lease is lost. See docs/cluster.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sdlive.h>
+
+#include "cli.h"
+#include "duration.h"
+#include "election.h"
+#include "fault.h"
+#include "leader.h"
+#include "lease.h"
+#include "log.h"
+#include "monitor.h"
+#include "store.h"
+#include "supervision.h"
+
+#define LEASE_NAME "cluster"
+/* The election loop must complete an attempt within this many polls. */
+#define ELECTION_SILENCE_POLLS 3
+/* A store call of the main loop waits at most this long for a lock. */
+#define LOCK_TIMEOUT_MAX_USEC SDLIVE_USEC_PER_SEC
+
+typedef struct cluster_options {
+        const char *store_url;             /* NULL: sqlite:$STATE_DIRECTORY/cluster.db */
+        const char *node;                  /* NULL: $SDLIVE_NODE, else <hostname>-<pid> */
+        uint64_t lease_usec;
+        uint64_t poll_usec;
+        uint64_t maintenance_interval_usec;
+        uint64_t maintenance_rate;
+        uint64_t health_gate_usec;
+        bool health_gate_set;
+        uint64_t seed;
+        bool inspect;
+        const char *wedge_file;
+        const char *spin_file;
+} cluster_options;
+
+static void usage(void) {
+        printf("Usage: %s [OPTION]...\n"
+               "Elect one leader among the instances sharing a store; the leader renews a\n"
+               "lease, runs fenced maintenance passes over the store's inventory, and steps\n"
+               "down as soon as the lease is lost.\n"
+               "\n"
+               "  --store URL                sqlite:PATH or postgresql:CONNINFO\n"
+               "                             (default: sqlite:$STATE_DIRECTORY/cluster.db)\n"
+               "  --node NAME                this member's name (default: $SDLIVE_NODE, else\n"
+               "                             <hostname>-<pid>)\n"
+               "  --lease DUR                lease time (default 60s), renewed every third\n"
+               "  --election-poll DUR        pause between election attempts (default 5s)\n"
+               "  --maintenance-interval DUR time between maintenance passes (default 60s)\n"
+               "  --maintenance-rate N       make at most N maintenance writes per second\n"
+               "                             (default 0: unlimited); the pacing sleeps pet\n"
+               "  --health-gate DUR          stop renewing the lease once the main loop has not\n"
+               "                             petted for DUR (default: WatchdogSec/2 when the\n"
+               "                             watchdog is armed; 0: off)\n"
+               "  --seed-inventory N         first add N blobs, N/100 artifacts (10 versions\n"
+               "                             each) and N/100 nodes to the store (idempotent)\n"
+               "  --inspect                  print the lease and the write-log summary, exit\n"
+               "  --wedge-file PATH          fault injection: when PATH exists the main loop\n"
+               "                             hangs without petting while the lease refresher\n"
+               "                             runs on (also $SDLIVE_WEDGE_FILE)\n"
+               "  --spin-election-file PATH  fault injection: when PATH exists the election loop\n"
+               "                             keeps idling and petting but stops attempting\n"
+               "                             (also $SDLIVE_SPIN_ELECTION_FILE)\n"
+               "  -h, --help                 show this help and exit\n"
+               "  -V, --version              show the version and exit\n"
+               "\n"
+               "DUR is a whole number with a unit: 500ms, 2s, 1min; bare numbers are seconds.\n"
+               "Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage.\n",
+               program_invocation_short_name);
+}
+
+static uint64_t positive_duration(const char *option, const char *arg) {
+        uint64_t usec = cli_duration(option, arg);
+
+        if (usec == 0)
+                cli_usage_error("%s: the duration must not be zero", option);
+        return usec;
+}
+
+static void parse_options(int argc, char **argv, cluster_options *o) {
+        enum {
+                OPT_STORE = 0x100,
+                OPT_NODE,
+                OPT_LEASE,
+                OPT_POLL,
+                OPT_INTERVAL,
+                OPT_RATE,
+                OPT_HEALTH_GATE,
+                OPT_SEED,
+                OPT_INSPECT,
+                OPT_WEDGE_FILE,
+                OPT_SPIN_FILE,
+        };
+        static const struct option options[] = {
+                { "store", required_argument, NULL, OPT_STORE },
+                { "node", required_argument, NULL, OPT_NODE },
+                { "lease", required_argument, NULL, OPT_LEASE },
+                { "election-poll", required_argument, NULL, OPT_POLL },
+                { "maintenance-interval", required_argument, NULL, OPT_INTERVAL },
+                { "maintenance-rate", required_argument, NULL, OPT_RATE },
+                { "health-gate", required_argument, NULL, OPT_HEALTH_GATE },
+                { "seed-inventory", required_argument, NULL, OPT_SEED },
+                { "inspect", no_argument, NULL, OPT_INSPECT },
+                { "wedge-file", required_argument, NULL, OPT_WEDGE_FILE },
+                { "spin-election-file", required_argument, NULL, OPT_SPIN_FILE },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
+                switch (c) {
+                case OPT_STORE:
+                        o->store_url = optarg;
+                        break;
+                case OPT_NODE:
+                        o->node = optarg;
+                        break;
+                case OPT_LEASE:
+                        o->lease_usec = positive_duration("--lease", optarg);
+                        break;
+                case OPT_POLL:
+                        o->poll_usec = positive_duration("--election-poll", optarg);
+                        break;
+                case OPT_INTERVAL:
+                        o->maintenance_interval_usec = positive_duration("--maintenance-interval", optarg);
+                        break;
+                case OPT_RATE:
+                        o->maintenance_rate = cli_count("--maintenance-rate", optarg);
+                        break;
+                case OPT_HEALTH_GATE:
+                        o->health_gate_usec = cli_duration("--health-gate", optarg);
+                        o->health_gate_set = true;
+                        break;
+                case OPT_SEED:
+                        o->seed = cli_count("--seed-inventory", optarg);
+                        break;
+                case OPT_INSPECT:
+                        o->inspect = true;
+                        break;
+                case OPT_WEDGE_FILE:
+                        o->wedge_file = optarg;
+                        break;
+                case OPT_SPIN_FILE:
+                        o->spin_file = optarg;
+                        break;
+                case 'h':
+                        usage();
+                        exit(EXIT_SUCCESS);
+                case 'V':
+                        cli_print_version();
+                        exit(EXIT_SUCCESS);
+                case ':':
+                        cli_usage_error("option '%s' needs a value", argv[optind - 1]);
+                default:
+                        cli_usage_error("unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind < argc)
+                cli_usage_error("unexpected argument '%s'", argv[optind]);
+        if (o->lease_usec < 3 * SDLIVE_USEC_PER_MSEC)
+                cli_usage_error("--lease: at least 3ms (it is renewed every third)");
+}
+
+/* Fills in the defaults that depend on the environment. Exits 2 when
+ * something cannot be derived. The strings returned stay allocated. */
+static void resolve_defaults(cluster_options *o) {
+        char host[256] = "", *url, *state_dir;
+        const char *env = getenv("SDLIVE_NODE");
+
+        if (!o->store_url) {
+                state_dir = cli_systemd_dir("STATE_DIRECTORY");
+                if (!state_dir)
+                        cli_usage_error("no store: pass --store or run with StateDirectory=");
+                if (asprintf(&url, "sqlite:%s/cluster.db", state_dir) < 0) {
+                        log_error("out of memory");
+                        exit(EXIT_FAILURE);
+                }
+                free(state_dir);
+                o->store_url = url;
+        }
+        if (!o->node && env && env[0])
+                o->node = env;
+        if (!o->node) {
+                char *node;
+
+                if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+                        snprintf(host, sizeof(host), "localhost");
+                if (asprintf(&node, "%s-%ld", host, (long) getpid()) < 0) {
+                        log_error("out of memory");
+                        exit(EXIT_FAILURE);
+                }
+                o->node = node;
+        }
+        if (!o->node[0] || strlen(o->node) > STORE_NAME_MAX)
+                cli_usage_error("--node: the name must have 1 to %d bytes", STORE_NAME_MAX);
+        if (!o->spin_file || !o->spin_file[0])
+                o->spin_file = getenv("SDLIVE_SPIN_ELECTION_FILE");
+        if (o->spin_file && !o->spin_file[0])
+                o->spin_file = NULL;
+}
+
+/* --inspect: for operators and shell tests. */
+static int inspect(const char *url) {
+        struct store_log_summary summary;
+        struct store_lease_info info;
+        struct store *s = NULL;
+
+        if (store_open(url, &s) < 0) {
+                log_error("cannot open store %s: %s", url, store_errmsg(NULL));
+                return EXIT_FAILURE;
+        }
+        if (store_lease_read(s, LEASE_NAME, &info) < 0 || store_log_summary(s, LEASE_NAME, &summary) < 0) {
+                log_error("cannot read store %s: %s", url, store_errmsg(s));
+                store_close(s);
+                return EXIT_FAILURE;
+        }
+        printf("lease=%s held=%d holder=%s generation=%llu remaining_ms=%llu\n", LEASE_NAME, info.held,
+               info.holder[0] ? info.holder : "-", (unsigned long long) info.generation,
+               (unsigned long long) (info.remaining_usec / 1000));
+        printf("log entries=%llu generations=%llu overlaps=%llu\n", (unsigned long long) summary.entries,
+               (unsigned long long) summary.generations, (unsigned long long) summary.overlaps);
+        store_close(s);
+        return EXIT_SUCCESS;
+}
+
+static int seed(struct store *s, uint64_t n) {
+        uint64_t groups = n / 100 ? n / 100 : 1;
+        int r;
+
+        log_info("seeding the inventory: %llu blobs, %llu artifacts, %llu nodes", (unsigned long long) n,
+                 (unsigned long long) groups, (unsigned long long) groups);
+        r = store_seed_inventory(s, n, 10 * groups, groups);
+        if (r < 0)
+                log_error("cannot seed the inventory: %s", store_errmsg(s));
+        return r;
+}
+
+struct cluster {
+        const cluster_options *o;
+        sdlive *d;
+        struct store *store;
+        struct lease_config lease;
+        sdlive_progress *election_progress;
+        const fault_switch *wedge;
+        uint64_t lock_timeout_usec;
+};
+
+/* One term of leadership, from a won election to the loss of the lease. */
+static int lead_term(struct cluster *c, const struct election_result *won) {
+        struct lease_holder *h = NULL;
+        struct leader_term term;
+        int r;
+
+        r = lease_holder_start(&c->lease, won->generation, won->acquired_at_usec, &h);
+        if (r < 0) {
+                log_error("cannot hold the lease: %s", strerror(-r));
+                return r;
+        }
+        store_set_lock_timeout(c->store, c->lock_timeout_usec);
+        term = (struct leader_term) {
+                .d = c->d,
+                .store = c->store,
+                .lease = h,
+                .fence = { .lease = LEASE_NAME, .holder = c->o->node, .generation = won->generation },
+                .maintenance_interval_usec = c->o->maintenance_interval_usec,
+                .maintenance_rate = c->o->maintenance_rate,
+                .wedge = c->wedge,
+        };
+        sdlive_progress_park(c->election_progress);
+        r = leader_run(&term);
+        lease_holder_stop(h, r == LEADER_STOPPED || r < 0);
+        sdlive_progress_beat(c->election_progress);
+        return r;
+}
+
+static int run(struct cluster *c) {
+        struct election e = {
+                .d = c->d,
+                .store = &c->store,
+                .store_url = c->o->store_url,
+                .lease_name = LEASE_NAME,
+                .holder = c->o->node,
+                .ttl_usec = c->o->lease_usec,
+                .poll_usec = c->o->poll_usec,
+                .lock_timeout_usec = c->lock_timeout_usec,
+                .progress = c->election_progress,
+                .spin_file = c->o->spin_file,
+        };
+
+        for (;;) {
+                struct election_result won;
+                int r;
+
+                sdlive_notify_status(c->d, "standby: trying to acquire the lease");
+                r = election_run(&e, &won);
+                if (r < 0)
+                        return EXIT_FAILURE;
+                if (r == 0)
+                        return EXIT_SUCCESS;
+                r = lead_term(c, &won);
+                if (r == LEADER_STOPPED)
+                        return EXIT_SUCCESS;
+                if (r < 0 && sdlive_idle(c->d, c->o->poll_usec) == SDLIVE_WAKE_STOP)
+                        return EXIT_SUCCESS;
+        }
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) {
+        return a < b ? a : b;
+}
+
+int main(int argc, char **argv) {
+        cluster_options o = {
+                .lease_usec = 60 * SDLIVE_USEC_PER_SEC,
+                .poll_usec = 5 * SDLIVE_USEC_PER_SEC,
+                .maintenance_interval_usec = 60 * SDLIVE_USEC_PER_SEC,
+        };
+        char t1[DURATION_FORMAT_MAX], t2[DURATION_FORMAT_MAX], t3[DURATION_FORMAT_MAX];
+        struct cluster c = { .o = &o };
+        uint64_t watchdog = 0;
+        fault_switch wedge;
+        monitor *m = NULL;
+        int r, status = EXIT_FAILURE;
+
+        parse_options(argc, argv, &o);
+        resolve_defaults(&o);
+        if (o.inspect)
+                return inspect(o.store_url);
+
+        fault_switch_init(&wedge, "cluster main loop", o.wedge_file, "SDLIVE_WEDGE_FILE");
+        c.wedge = &wedge;
+        if (o.spin_file)
+                log_notice("fault injection armed: the election loop spins once %s exists", o.spin_file);
+        if (supervision_start(&c.d, SDLIVE_HANDLE_SIGNALS) < 0)
+                return EXIT_FAILURE;
+        if (monitor_start(&m, c.d) < 0)
+                goto out;
+
+        c.lock_timeout_usec = min_u64(LOCK_TIMEOUT_MAX_USEC, o.poll_usec);
+        if (sdlive_watchdog_enabled(c.d, &watchdog) > 0)
+                c.lock_timeout_usec = min_u64(c.lock_timeout_usec, watchdog / 4);
+        if (!o.health_gate_set)
+                o.health_gate_usec = watchdog / 2;
+        else if (o.health_gate_usec > 0 && watchdog == 0)
+                log_notice("--health-gate has no keepalives to watch (watchdog not armed): it stays open");
+
+        r = store_open(o.store_url, &c.store);
+        if (r < 0) {
+                if (store_error_class(r) != STORE_UNAVAILABLE) {
+                        log_error("cannot open store %s: %s", o.store_url, store_errmsg(NULL));
+                        goto out;
+                }
+                log_warning("store %s unavailable at start (%s): will retry", o.store_url, store_errmsg(NULL));
+        } else {
+                store_set_lock_timeout(c.store, c.lock_timeout_usec);
+        }
+        if (o.seed > 0 && (!c.store || seed(c.store, o.seed) < 0))
+                goto out;
+
+        c.lease = (struct lease_config) {
+                .store_url = o.store_url,
+                .name = LEASE_NAME,
+                .holder = o.node,
+                .ttl_usec = o.lease_usec,
+                .health_stale_usec = o.health_gate_usec,
+                .d = c.d,
+        };
+        r = sdlive_progress_register(c.d, "election", ELECTION_SILENCE_POLLS * o.poll_usec,
+                                     &c.election_progress);
+        if (r < 0) {
+                log_error("cannot register the election loop: %s", strerror(-r));
+                goto out;
+        }
+
+        log_info("node %s on %s store: lease %s, election poll %s, health gate %s", o.node,
+                 c.store ? store_backend(c.store) : "an unreachable",
+                 duration_format(t1, sizeof(t1), o.lease_usec), duration_format(t2, sizeof(t2), o.poll_usec),
+                 o.health_gate_usec ? duration_format(t3, sizeof(t3), o.health_gate_usec) : "off");
+        sdlive_notify_ready(c.d);
+
+        status = run(&c);
+
+        if (sdlive_stopping(c.d) > 0) {
+                log_info("stop requested, exiting");
+                sdlive_notify_stopping(c.d);
+        }
+out:
+        sdlive_progress_unregister(c.election_progress);
+        m = monitor_stop(m);
+        store_close(c.store);
+        sdlive_free(c.d);
+        return status;
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+#include "maintenance.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+#define BATCH 256
+#define STATUS_EVERY 4096
+#define WRITE_ATTEMPTS 5
+#define RETRY_FIRST_USEC (20 * SDLIVE_USEC_PER_MSEC)
+
+enum item_kind { ITEM_BLOB, ITEM_ARTIFACT, ITEM_NODE };
+
+static const char *const kind_names[] = {
+        [ITEM_BLOB] = "blobs",
+        [ITEM_ARTIFACT] = "artifacts",
+        [ITEM_NODE] = "nodes",
+};
+
+struct pass {
+        const struct maintenance *m;
+        struct maintenance_stats *stats;
+        uint64_t started_usec;
+        uint64_t next_write_usec;    /* pacing */
+};
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* What every inner-loop iteration does before touching its item: pets,
+ * notices a stop or a lost lease. 0 to go on. */
+static int item_begin(struct pass *p, enum item_kind kind) {
+        const struct maintenance *m = p->m;
+
+        if (m->wedge)
+                fault_switch_check(m->wedge);
+        sdlive_pet_watchdog(m->d);
+        if (sdlive_stopping(m->d) > 0)
+                return MAINTENANCE_STOPPED;
+        if (m->lease_lost && m->lease_lost(m->userdata))
+                return MAINTENANCE_LEASE_LOST;
+
+        if (++p->stats->items % STATUS_EVERY == 0)
+                sdlive_notify_status(m->d, "leader (generation %llu): maintenance pass, %s: %llu items "
+                                     "examined, %llu deleted, %llu pruned, %llu marked missing",
+                                     (unsigned long long) m->fence->generation, kind_names[kind],
+                                     (unsigned long long) p->stats->items,
+                                     (unsigned long long) p->stats->blobs_deleted,
+                                     (unsigned long long) p->stats->artifacts_pruned,
+                                     (unsigned long long) p->stats->nodes_missing);
+        return 0;
+}
+
+/* Makes one fenced write: retries a store that is
+ * briefly unavailable (petting while it waits), turns -ESTALE into
+ * MAINTENANCE_LEASE_LOST. Returns 0 (with *changed counted), a
+ * MAINTENANCE_* code or -errno. */
+static int write_item(struct pass *p, enum item_kind kind, int64_t id, const char *name, int64_t version,
+                      uint64_t *changed) {
+        const struct maintenance *m = p->m;
+        uint64_t delay = RETRY_FIRST_USEC;
+        int r = 0;
+
+        /* The rate limit paces writes; the sleep pets. The write follows
+         * the sleep directly: if the lease ran out meanwhile, the fence,
+         * not a flag check, is what keeps the write out. */
+        if (m->max_rate > 0) {
+                uint64_t now = now_usec();
+
+                if (p->next_write_usec > now && sdlive_idle(m->d, p->next_write_usec - now) == SDLIVE_WAKE_STOP)
+                        return MAINTENANCE_STOPPED;
+                p->next_write_usec = (p->next_write_usec > now ? p->next_write_usec : now) +
+                                     SDLIVE_USEC_PER_SEC / m->max_rate;
+        }
+
+        for (unsigned attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+                switch (kind) {
+                case ITEM_BLOB:
+                        r = store_blob_mark_deleted(m->store, m->fence, id);
+                        break;
+                case ITEM_ARTIFACT:
+                        r = store_artifact_prune(m->store, m->fence, name, version);
+                        break;
+                case ITEM_NODE:
+                        r = store_node_mark_missing(m->store, m->fence, name);
+                        break;
+                }
+                if (r >= 0) {
+                        *changed += r > 0;
+                        return 0;
+                }
+                if (r == -ESTALE) {
+                        p->stats->rejected++;
+                        log_warning("write rejected by fencing (generation %llu is no longer the "
+                                    "lease's): %s", (unsigned long long) m->fence->generation,
+                                    store_errmsg(m->store));
+                        return MAINTENANCE_LEASE_LOST;
+                }
+                if (store_error_class(r) != STORE_UNAVAILABLE || attempt == WRITE_ATTEMPTS)
+                        break;
+                if (sdlive_idle(m->d, delay) == SDLIVE_WAKE_STOP)
+                        return MAINTENANCE_STOPPED;
+                if (m->lease_lost && m->lease_lost(m->userdata))
+                        return MAINTENANCE_LEASE_LOST;
+                delay *= 2;
+        }
+        log_warning("maintenance write to %s failed: %s", kind_names[kind], store_errmsg(m->store));
+        return r;
+}
+
+static int list_failed(struct pass *p, enum item_kind kind, int r) {
+        log_warning("cannot list %s: %s", kind_names[kind], store_errmsg(p->m->store));
+        return r;
+}
+
+static int blobs_loop(struct pass *p) {
+        struct store_blob batch[BATCH];
+        int64_t after = 0;
+        int n, r;
+
+        while ((n = store_blobs_list(p->m->store, after, batch, BATCH)) > 0) {
+                for (int i = 0; i < n; i++) {
+                        if ((r = item_begin(p, ITEM_BLOB)) != 0)
+                                return r;
+                        after = batch[i].id;
+                        if (batch[i].deleted || batch[i].refcount > 0)
+                                continue;
+                        r = write_item(p, ITEM_BLOB, batch[i].id, NULL, 0, &p->stats->blobs_deleted);
+                        if (r != 0)
+                                return r;
+                }
+        }
+        return n < 0 ? list_failed(p, ITEM_BLOB, n) : 0;
+}
+
+/* Versions come newest first within a name: everything after the first
+ * keep_versions of a name is pruned. */
+static int artifacts_loop(struct pass *p) {
+        unsigned keep = p->m->keep_versions ? p->m->keep_versions : 3;
+        struct store_artifact batch[BATCH], after;
+        char current[STORE_NAME_MAX + 1] = "";
+        unsigned seen = 0;
+        bool started = false;
+        int n, r;
+
+        while ((n = store_artifacts_list(p->m->store, started ? &after : NULL, batch, BATCH)) > 0) {
+                for (int i = 0; i < n; i++) {
+                        if ((r = item_begin(p, ITEM_ARTIFACT)) != 0)
+                                return r;
+                        after = batch[i];
+                        started = true;
+                        if (strcmp(current, batch[i].name) != 0) {
+                                memcpy(current, batch[i].name, sizeof(current));
+                                seen = 0;
+                        }
+                        if (++seen <= keep)
+                                continue;
+                        r = write_item(p, ITEM_ARTIFACT, 0, batch[i].name, batch[i].version,
+                                       &p->stats->artifacts_pruned);
+                        if (r != 0)
+                                return r;
+                }
+        }
+        return n < 0 ? list_failed(p, ITEM_ARTIFACT, n) : 0;
+}
+
+static int nodes_loop(struct pass *p) {
+        uint64_t missing_after = p->m->node_missing_usec ? p->m->node_missing_usec
+                                                         : 10 * 60 * SDLIVE_USEC_PER_SEC;
+        char after[STORE_NAME_MAX + 1] = "";
+        struct store_node batch[BATCH];
+        int n, r;
+
+        while ((n = store_nodes_list(p->m->store, after[0] ? after : NULL, batch, BATCH)) > 0) {
+                for (int i = 0; i < n; i++) {
+                        if ((r = item_begin(p, ITEM_NODE)) != 0)
+                                return r;
+                        memcpy(after, batch[i].name, sizeof(after));
+                        if (batch[i].missing || batch[i].since_checkin_usec < 0 ||
+                            (uint64_t) batch[i].since_checkin_usec <= missing_after)
+                                continue;
+                        r = write_item(p, ITEM_NODE, 0, batch[i].name, 0, &p->stats->nodes_missing);
+                        if (r != 0)
+                                return r;
+                }
+        }
+        return n < 0 ? list_failed(p, ITEM_NODE, n) : 0;
+}
+
+int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stats) {
+        struct pass p = { .m = m, .stats = stats, .started_usec = now_usec() };
+        int r;
+
+        *stats = (struct maintenance_stats) { 0 };
+        r = blobs_loop(&p);
+        if (r == 0)
+                r = artifacts_loop(&p);
+        if (r == 0)
+                r = nodes_loop(&p);
+        stats->duration_usec = now_usec() - p.started_usec;
+        return r;
+}

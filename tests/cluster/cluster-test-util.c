@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#include "cluster-test-util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+void temp_store_create(struct temp_store *t) {
+        snprintf(t->dir, sizeof(t->dir), "/tmp/sdlive-cluster-test.XXXXXX");
+        assert_non_null(mkdtemp(t->dir));
+        snprintf(t->path, sizeof(t->path), "%s/cluster.db", t->dir);
+        snprintf(t->url, sizeof(t->url), "sqlite:%s", t->path);
+        store_close(temp_store_open(t));
+}
+
+void temp_store_remove(struct temp_store *t) {
+        static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+        char path[192];
+
+        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+                snprintf(path, sizeof(path), "%s%s", t->path, suffixes[i]);
+                unlink(path);
+        }
+        rmdir(t->dir);
+}
+
+struct store *temp_store_open(const struct temp_store *t) {
+        struct store *s = NULL;
+
+        if (store_open(t->url, &s) < 0)
+                fail_msg("store_open(%s): %s", t->url, store_errmsg(NULL));
+        return s;
+}
+
+uint64_t test_now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+void test_sleep_usec(uint64_t usec) {
+        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000u),
+                               .tv_nsec = (long) (usec % 1000000u) * 1000 };
+
+        while (nanosleep(&ts, &ts) < 0)
+                ;
+}

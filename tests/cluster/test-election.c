@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* The election loop on the injected clock against a real SQLite store: it
+ * wins a free lease, waits on a held one without ever looking stalled, and
+ * the spin fault (idling, petting, but no attempts) is seen as a stall. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cluster-test-util.h"
+#include "election.h"
+#include "harness.h"
+
+#define MSEC SDLIVE_USEC_PER_MSEC
+#define POLL (500 * MSEC)
+#define TTL (3 * SDLIVE_USEC_PER_SEC)
+
+typedef struct fixture {
+        struct temp_store t;
+        struct store *s;          /* the election's handle */
+        struct store *other;      /* another member's */
+        harness_clock c;
+        sdlive *d;
+        sdlive_progress *p;
+        struct election e;
+        char spin_file[128];
+        /* what the watcher thread saw */
+        uint64_t watch_until;     /* fake time at which it stops the loop */
+        uint64_t stalled_at;      /* fake time of the first stall, 0 none */
+        char stalled_name[32];
+} fixture;
+
+static int setup(void **state) {
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+        fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        harness_env_clear();
+        temp_store_create(&f->t);
+        f->other = temp_store_open(&f->t);
+        harness_clock_init(&f->c, NULL);
+        o.pet_interval_usec = 100 * MSEC;
+        assert_int_equal(harness_new_fake(&f->d, &o, &f->c), 0);
+        assert_int_equal(sdlive_progress_register(f->d, "election", 3 * POLL, &f->p), 0);
+        snprintf(f->spin_file, sizeof(f->spin_file), "%s/spin", f->t.dir);
+        f->e = (struct election) {
+                .d = f->d,
+                .store = &f->s,
+                .store_url = f->t.url,
+                .lease_name = "cluster",
+                .holder = "a",
+                .ttl_usec = TTL,
+                .poll_usec = POLL,
+                .progress = f->p,
+                .spin_file = f->spin_file,
+        };
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        fixture *f = *state;
+
+        sdlive_progress_unregister(f->p);
+        sdlive_free(f->d);
+        store_close(f->s);
+        store_close(f->other);
+        unlink(f->spin_file);
+        temp_store_remove(&f->t);
+        free(f);
+        return 0;
+}
+
+/* Watches the loop from outside: records the first stall, stops the loop
+ * at the first stall or once the fake time reaches watch_until. */
+static void *watcher(void *userdata) {
+        fixture *f = userdata;
+        uint64_t deadline = test_now_usec() + 10 * SDLIVE_USEC_PER_SEC;
+
+        while (test_now_usec() < deadline) {
+                if (sdlive_progress_stalled(f->d, f->stalled_name, sizeof(f->stalled_name)) > 0) {
+                        f->stalled_at = harness_clock_get(&f->c);
+                        break;
+                }
+                if (harness_clock_get(&f->c) >= f->watch_until)
+                        break;
+                sched_yield();
+        }
+        sdlive_request_stop(f->d);
+        return NULL;
+}
+
+/* Runs the election with the watcher; returns election_run()'s result. */
+static int run_watched(fixture *f, uint64_t fake_span) {
+        struct election_result won;
+        pthread_t thread;
+        int r;
+
+        f->watch_until = harness_clock_get(&f->c) + fake_span;
+        assert_int_equal(pthread_create(&thread, NULL, watcher, f), 0);
+        r = election_run(&f->e, &won);
+        pthread_join(thread, NULL);
+        return r;
+}
+
+static void free_lease_is_won(void **state) {
+        fixture *f = *state;
+        struct election_result won;
+        struct store_lease_info info;
+
+        assert_int_equal(election_run(&f->e, &won), 1);
+        assert_true(won.generation > 0);
+        assert_int_equal(store_lease_read(f->other, "cluster", &info), 0);
+        assert_true(info.held);
+        assert_string_equal(info.holder, "a");
+        assert_int_equal(info.generation, won.generation);
+}
+
+static void waiting_on_a_held_lease_is_progress(void **state) {
+        fixture *f = *state;
+        uint64_t generation;
+
+        assert_int_equal(store_lease_acquire(f->other, "cluster", "b", 3600 * SDLIVE_USEC_PER_SEC,
+                                             &generation), 0);
+        assert_int_equal(run_watched(f, 40 * POLL), 0);
+        assert_int_equal(f->stalled_at, 0);
+        assert_true(harness_clock_get(&f->c) >= f->watch_until);
+}
+
+static void spinning_election_loop_is_a_stall(void **state) {
+        fixture *f = *state;
+        struct store_lease_info info;
+        uint64_t started;
+        FILE *spin = fopen(f->spin_file, "w");
+
+        assert_non_null(spin);
+        fclose(spin);
+        sdlive_progress_beat(f->p);
+        started = harness_clock_get(&f->c);
+
+        assert_int_equal(run_watched(f, 40 * POLL), 0);
+        assert_true(f->stalled_at > 0);
+        assert_string_equal(f->stalled_name, "election");
+        /* Never before its limit (the watcher may notice late: the fake
+         * time runs as fast as the loop spins). */
+        assert_true(f->stalled_at - started > 3 * POLL);
+        /* The lease was free all along, and never taken. */
+        assert_int_equal(store_lease_read(f->other, "cluster", &info), 0);
+        assert_false(info.held);
+}
+
+static void uncreatable_store_fails_the_election(void **state) {
+        fixture *f = *state;
+        struct election_result won;
+
+        f->e.store_url = "sqlite:/nonexistent-dir/for/sure/cluster.db";
+        /* Cannot be created: a fatal store error, reported, not retried as
+         * "held by another". */
+        assert_true(election_run(&f->e, &won) < 0);
+        assert_null(f->s);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(free_lease_is_won, setup, teardown),
+                cmocka_unit_test_setup_teardown(waiting_on_a_held_lease_is_progress, setup, teardown),
+                cmocka_unit_test_setup_teardown(spinning_election_loop_is_a_stall, setup, teardown),
+                cmocka_unit_test_setup_teardown(uncreatable_store_fails_the_election, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

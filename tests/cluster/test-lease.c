@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* The lease holder against a real SQLite store: renewal, loss on -ESTALE,
+ * loss when the store stays unavailable until the deadline, release. */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "cluster-test-util.h"
+#include "lease.h"
+
+#define MSEC SDLIVE_USEC_PER_MSEC
+#define TTL (600 * MSEC)
+
+typedef struct fixture {
+        struct temp_store t;
+        struct store *s;
+        struct lease_config c;
+        uint64_t generation;
+        struct lease_holder *h;
+} fixture;
+
+static int setup(void **state) {
+        fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        temp_store_create(&f->t);
+        f->s = temp_store_open(&f->t);
+        f->c = (struct lease_config) {
+                .store_url = f->t.url,
+                .name = "cluster",
+                .holder = "a",
+                .ttl_usec = TTL,
+        };
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        fixture *f = *state;
+
+        lease_holder_stop(f->h, false);
+        store_close(f->s);
+        temp_store_remove(&f->t);
+        free(f);
+        return 0;
+}
+
+static void acquire_and_hold(fixture *f) {
+        uint64_t at = test_now_usec();
+
+        assert_int_equal(store_lease_acquire(f->s, f->c.name, f->c.holder, f->c.ttl_usec, &f->generation), 0);
+        assert_int_equal(lease_holder_start(&f->c, f->generation, at, &f->h), 0);
+}
+
+/* Waits up to usec for the lost fd to poll readable. */
+static bool lost_within(fixture *f, uint64_t usec) {
+        struct pollfd p = { .fd = lease_holder_fd(f->h), .events = POLLIN };
+
+        return poll(&p, 1, (int) (usec / 1000)) == 1 && lease_holder_lost(f->h);
+}
+
+static void refresh_keeps_the_lease(void **state) {
+        fixture *f = *state;
+        struct store_lease_info info;
+        uint64_t other;
+
+        acquire_and_hold(f);
+        /* Five lease times: without renewals it would have expired. */
+        assert_false(lost_within(f, 5 * TTL));
+        assert_true(lease_holder_refreshes(f->h) >= 10);
+        assert_int_equal(store_lease_read(f->s, "cluster", &info), 0);
+        assert_true(info.held);
+        assert_string_equal(info.holder, "a");
+        assert_int_equal(info.generation, f->generation);
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "b", TTL, &other), -EBUSY);
+}
+
+/* The lease is released behind the holder's back and taken by "b": the
+ * next refresh gets -ESTALE and the loss is signalled on the fd. */
+static void stale_refresh_signals_loss(void **state) {
+        fixture *f = *state;
+        uint64_t other;
+
+        acquire_and_hold(f);
+        assert_int_equal(store_lease_release(f->s, "cluster", "a", f->generation), 0);
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "b", TTL, &other), 0);
+        assert_true(other > f->generation);
+        assert_true(lost_within(f, TTL));
+        assert_non_null(strstr(lease_holder_reason(f->h), "no longer ours"));
+        /* b still holds it: nothing a's refresher did disturbed it. */
+        assert_int_equal(store_lease_refresh(f->s, "cluster", "b", other, TTL), 0);
+}
+
+/* Another connection holds the database's write lock: every refresh times
+ * out (store unavailable). The holder gives up at its deadline — not
+ * before, and before the store's own expiry would let a standby in. */
+static void unavailable_store_until_expiry_signals_loss(void **state) {
+        fixture *f = *state;
+        struct store_lease_info info;
+        uint64_t locked_at, lost_at;
+        sqlite3 *db;
+
+        acquire_and_hold(f);
+        assert_false(lost_within(f, TTL));
+        assert_int_equal(sqlite3_open(f->t.path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        locked_at = test_now_usec();
+
+        assert_true(lost_within(f, 2 * TTL));
+        lost_at = test_now_usec();
+        assert_true(lost_at - locked_at <= TTL + 100 * MSEC);
+        assert_non_null(strstr(lease_holder_reason(f->h), "unreachable"));
+
+        assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        /* The holder stopped first; the store's lease runs out after it. */
+        assert_int_equal(store_lease_read(f->s, "cluster", &info), 0);
+        if (info.held)
+                assert_true(info.remaining_usec < TTL);
+}
+
+static void release_lets_another_acquire_at_once(void **state) {
+        fixture *f = *state;
+        uint64_t other;
+
+        acquire_and_hold(f);
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "b", TTL, &other), -EBUSY);
+        f->h = lease_holder_stop(f->h, true);
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "b", TTL, &other), 0);
+        assert_true(other > f->generation);
+}
+
+/* A lease acquired "earlier" than its ttl is due before any refresh. */
+static void late_refresher_gives_up_at_deadline(void **state) {
+        fixture *f = *state;
+
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "a", TTL, &f->generation), 0);
+        assert_int_equal(lease_holder_start(&f->c, f->generation, test_now_usec() - TTL, &f->h), 0);
+        assert_true(lost_within(f, 100 * MSEC));
+        assert_non_null(strstr(lease_holder_reason(f->h), "expired"));
+}
+
+static void bad_arguments(void **state) {
+        fixture *f = *state;
+        struct lease_config c = f->c;
+        struct lease_holder *h = NULL;
+
+        assert_int_equal(lease_holder_start(&c, 0, test_now_usec(), &h), -EINVAL);
+        c.ttl_usec = 0;
+        assert_int_equal(lease_holder_start(&c, 1, test_now_usec(), &h), -EINVAL);
+        c = f->c;
+        c.store_url = "nonsense:";
+        assert_true(lease_holder_start(&c, 1, test_now_usec(), &h) < 0);
+        assert_null(h);
+        assert_null(lease_holder_stop(NULL, true));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(refresh_keeps_the_lease, setup, teardown),
+                cmocka_unit_test_setup_teardown(stale_refresh_signals_loss, setup, teardown),
+                cmocka_unit_test_setup_teardown(unavailable_store_until_expiry_signals_loss, setup, teardown),
+                cmocka_unit_test_setup_teardown(release_lets_another_acquire_at_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(late_refresher_gives_up_at_deadline, setup, teardown),
+                cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

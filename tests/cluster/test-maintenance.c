@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* The maintenance pass: what it changes, that it stops at once when the lease
+ * is lost, and that a deposed leader's writes are rejected by the fence. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "cluster-test-util.h"
+#include "maintenance.h"
+
+#define TTL (30 * SDLIVE_USEC_PER_SEC)
+#define BLOBS 3000
+#define ARTIFACT_ROWS 100   /* 10 names x 10 versions */
+#define NODES 40
+
+typedef struct fixture {
+        struct temp_store t;
+        struct store *s;
+        sdlive *d;
+        uint64_t generation;
+        struct store_fence fence;
+        /* lease_lost callback: reports loss from the lose_after-th call on. */
+        uint64_t calls, lose_after;
+} fixture;
+
+static bool lost_after(void *userdata) {
+        fixture *f = userdata;
+
+        return ++f->calls > f->lose_after;
+}
+
+static int setup(void **state) {
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+        fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        temp_store_create(&f->t);
+        f->s = temp_store_open(&f->t);
+        assert_int_equal(store_seed_inventory(f->s, BLOBS, ARTIFACT_ROWS, NODES), 0);
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "a", TTL, &f->generation), 0);
+        f->fence = (struct store_fence) { .lease = "cluster", .holder = "a", .generation = f->generation };
+        o.pet_interval_usec = 10 * SDLIVE_USEC_PER_MSEC;
+        assert_int_equal(sdlive_new(&f->d, &o), 0);
+        f->lose_after = UINT64_MAX;
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        fixture *f = *state;
+
+        sdlive_free(f->d);
+        store_close(f->s);
+        temp_store_remove(&f->t);
+        free(f);
+        return 0;
+}
+
+static struct maintenance config(fixture *f) {
+        return (struct maintenance) {
+                .store = f->s,
+                .fence = &f->fence,
+                .d = f->d,
+                .lease_lost = lost_after,
+                .userdata = f,
+        };
+}
+
+static uint64_t deleted_blobs(fixture *f) {
+        struct store_blob batch[512];
+        uint64_t deleted = 0;
+        int64_t after = 0;
+        int n;
+
+        while ((n = store_blobs_list(f->s, after, batch, 512)) > 0)
+                for (int i = 0; i < n; i++) {
+                        deleted += batch[i].deleted;
+                        after = batch[i].id;
+                }
+        assert_true(n == 0);
+        return deleted;
+}
+
+static void full_pass_changes_what_it_should(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+        struct store_log_summary log;
+        uint64_t age;
+
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
+        assert_int_equal(st.items, BLOBS + ARTIFACT_ROWS + NODES);
+        assert_int_equal(st.blobs_deleted, BLOBS / 3);
+        assert_int_equal(st.artifacts_pruned, 10 * 7);
+        assert_int_equal(st.nodes_missing, NODES / 4);
+        assert_int_equal(st.rejected, 0);
+        assert_int_equal(deleted_blobs(f), BLOBS / 3);
+        /* The loop petted: the last keepalive is recent. */
+        assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
+        assert_true(age < SDLIVE_USEC_PER_SEC);
+
+        assert_int_equal(store_log_summary(f->s, "cluster", &log), 0);
+        assert_int_equal(log.entries, BLOBS / 3 + 70 + NODES / 4);
+        assert_int_equal(log.overlaps, 0);
+
+        /* A second pass finds nothing left to do. */
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
+        assert_int_equal(st.blobs_deleted + st.artifacts_pruned + st.nodes_missing, 0);
+}
+
+static void lease_loss_stops_the_pass_at_once(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+
+        f->lose_after = 100;
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
+        /* The 101st item saw the loss and touched nothing. */
+        assert_int_equal(st.items, 100);
+        assert_int_equal(f->calls, 101);
+        assert_int_equal(deleted_blobs(f), st.blobs_deleted);
+        assert_true(st.blobs_deleted >= 33 && st.blobs_deleted <= 34);
+}
+
+/* "a" was paused past its lease; "b" acquired it. a's pass, unaware (its
+ * flag never says lost), has its first write rejected and stops there. */
+static void deposed_leaders_writes_are_rejected(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+        struct store_log_summary log;
+        uint64_t other;
+
+        assert_int_equal(store_lease_release(f->s, "cluster", "a", f->generation), 0);
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "b", TTL, &other), 0);
+
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
+        assert_int_equal(st.rejected, 1);
+        assert_int_equal(st.blobs_deleted, 0);
+        assert_int_equal(deleted_blobs(f), 0);
+        assert_int_equal(store_log_summary(f->s, "cluster", &log), 0);
+        assert_int_equal(log.entries, 0);
+
+        /* The new leader's pass goes through. */
+        f->fence = (struct store_fence) { .lease = "cluster", .holder = "b", .generation = other };
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
+        assert_int_equal(st.blobs_deleted, BLOBS / 3);
+}
+
+static void stop_request_ends_the_pass(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+
+        sdlive_request_stop(f->d);
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_STOPPED);
+        assert_int_equal(st.items, 0);
+}
+
+/* Paced writes: at most max_rate per second, petting in between. */
+static void rate_limit_paces_writes(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+
+        f->lose_after = 60;   /* 20 blob writes among the first 60 items */
+        m.max_rate = 200;
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
+        assert_int_equal(st.blobs_deleted, 20);
+        /* 19 gaps of 5 ms at least. */
+        assert_true(st.duration_usec >= 19 * 5 * SDLIVE_USEC_PER_MSEC);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(full_pass_changes_what_it_should, setup, teardown),
+                cmocka_unit_test_setup_teardown(lease_loss_stops_the_pass_at_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(deposed_leaders_writes_are_rejected, setup, teardown),
+                cmocka_unit_test_setup_teardown(stop_request_ends_the_pass, setup, teardown),
+                cmocka_unit_test_setup_teardown(rate_limit_paces_writes, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
