@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Two sdlive-cluster processes sharing one store, without systemd:
+#   1. exactly one of them leads;
+#   2. the leader paused (SIGSTOP) past its lease: the standby takes over;
+#      resumed (SIGCONT), the old leader's writes are rejected by the fence,
+#      it goes back to standby, and the write log shows no overlap;
+#   3. SIGTERM of the leader: it releases the lease, the standby takes over
+#      within one election poll, the stopped one exits 0 within 1 s;
+#   4. (PostgreSQL) the server restarts under the pair: both survive, one
+#      leads, still no overlap.
+#
+#   cluster-pair.sh sqlite|postgresql SDLIVE_CLUSTER_BINARY [PG_SERVER_SCRIPT]
+set -euo pipefail
+
+backend=$1 bin=$2 pg=${3:-}
+work=$(mktemp -d /tmp/sdlive-cluster-pair.XXXXXX)
+LEASE_MS=2000 POLL_MS=200
+pids=()
+
+cleanup() {
+  local rc=$? pid
+  for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null || true; kill -KILL "$pid" 2>/dev/null || true; done
+  if ((rc != 0)); then
+    for f in "$work"/*.log; do echo "--- $f"; tail -n 20 "$f"; done
+  fi
+  [[ $backend == postgresql ]] && "$pg" stop "$work" >/dev/null 2>&1
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
+
+case $backend in
+sqlite) url=sqlite:$work/cluster.db ;;
+postgresql)
+  "$pg" start "$work" >/dev/null
+  url=$("$pg" url "$work") ;;
+*) echo "usage: $0 sqlite|postgresql BINARY [PG_SCRIPT]" >&2; exit 2 ;;
+esac
+
+inspect() { "$bin" --store "$url" --inspect 2>/dev/null; }
+holder() { inspect | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
+overlaps() { inspect | sed -n 's/.* overlaps=\([0-9]*\)$/\1/p'; }
+# wait_for <ms> <what> <command...>
+wait_for() {
+  local deadline=$(($(now_ms) + $1)) what=$2
+  shift 2
+  until "$@"; do
+    (($(now_ms) < deadline)) || fail "timed out after $((${deadline} - $(now_ms) + 0))ms: $what"
+    sleep 0.02
+  done
+}
+holder_is() { [[ $(holder) == "$1" ]]; }
+log_has() { grep -q -- "$2" "$work/$1.log"; }
+
+declare -A pid_of
+start() {
+  local node=$1
+  shift
+  "$bin" --store "$url" --node "$node" --lease "${LEASE_MS}ms" --election-poll "${POLL_MS}ms" \
+    --maintenance-interval 500ms --maintenance-rate 200 "$@" >>"$work/$node.log" 2>&1 &
+  pid_of[$node]=$!
+  pids+=($!)
+}
+other() { [[ $1 == a ]] && echo b || echo a; }
+
+# 1. One leader.
+start a --seed-inventory 30000
+wait_for 5000 "a leads" holder_is a
+start b
+wait_for 3000 "b is standby" log_has b 'standby: lease "cluster" held by a'
+sleep 1
+[[ $(holder) == a ]] || fail "leadership moved without cause"
+(($(grep -c 'elected:' "$work/a.log" "$work/b.log" | awk -F: '{s += $2} END {print s}') == 1)) ||
+  fail "more than one election won"
+echo "1. one leader (a), b waits"
+
+# 2. Pause the leader past its lease.
+kill -STOP "${pid_of[a]}"
+t0=$(now_ms)
+wait_for $((LEASE_MS + 2 * POLL_MS + 1000)) "b takes over from the paused a" holder_is b
+took=$(($(now_ms) - t0))
+sleep 0.5
+kill -CONT "${pid_of[a]}"
+wait_for 3000 "a notices the loss" log_has a 'lease lost'
+wait_for 3000 "a is standby again" log_has a 'standby: lease "cluster" held by b'
+rejected=$(grep -c 'write rejected by fencing' "$work/a.log" || true)
+((rejected >= 1)) || fail "a resumed without a fenced write being rejected"
+[[ $(overlaps) == 0 ]] || fail "the write log shows overlapping leaders: $(inspect)"
+echo "2. paused leader: b took over in ${took}ms (lease ${LEASE_MS}ms); a's writes rejected: $rejected; overlaps 0"
+
+# 3. Stop the leader: the standby takes over within one poll.
+t0=$(now_ms)
+kill -TERM "${pid_of[b]}"
+wait_for $((POLL_MS + 500)) "a takes over from the stopped b" holder_is a
+took=$(($(now_ms) - t0))
+wait "${pid_of[b]}" || fail "b exited with status $?"
+(($(now_ms) - t0 <= 1000)) || fail "b took more than 1 s to exit"
+((took <= POLL_MS + 250)) || fail "takeover after SIGTERM took ${took}ms, more than one poll (${POLL_MS}ms)"
+echo "3. SIGTERM: b released the lease and exited 0; a took over in ${took}ms (poll ${POLL_MS}ms)"
+
+# 4. Store restart under the pair.
+if [[ $backend == postgresql ]]; then
+  start b
+  wait_for 3000 "b is standby" log_has b 'standby: lease "cluster" held by a'
+  "$pg" down "$work" >/dev/null
+  sleep 1
+  "$pg" up "$work" >/dev/null
+  wait_for $((LEASE_MS * 3)) "one leader after the restart" bash -c "[[ -n \$('$bin' --store '$url' --inspect 2>/dev/null | grep held=1) ]]"
+  sleep 2
+  kill -0 "${pid_of[a]}" && kill -0 "${pid_of[b]}" || fail "a member died with the store"
+  [[ $(overlaps) == 0 ]] || fail "overlap after the store restart: $(inspect)"
+  echo "4. PostgreSQL restarted: both members alive, leader $(holder), overlaps 0"
+fi
+
+for node in a b; do
+  kill -0 "${pid_of[$node]}" 2>/dev/null || continue
+  kill -TERM "${pid_of[$node]}"
+  wait "${pid_of[$node]}" || fail "$node exited with status $?"
+done
+echo "PASS ($backend): $(inspect | tr '\n' ' ')"
