@@ -17,6 +17,7 @@
 #include <sdlive.h>
 
 #include "cli.h"
+#include "coordinator_service.h"
 #include "duration.h"
 #include "election.h"
 #include "fault.h"
@@ -32,6 +33,7 @@
 #define ELECTION_SILENCE_POLLS 3
 /* A store call of the main loop waits at most this long for a lock. */
 #define LOCK_TIMEOUT_MAX_USEC SDLIVE_USEC_PER_SEC
+#define ALLOWED_UIDS_MAX 16
 
 typedef struct cluster_options {
         const char *store_url;             /* NULL: sqlite:$STATE_DIRECTORY/cluster.db */
@@ -46,6 +48,9 @@ typedef struct cluster_options {
         bool inspect;
         const char *wedge_file;
         const char *spin_file;
+        /* Job coordinator (docs/jobs.md): on when a listener is given. */
+        struct coordinator_config jobs;
+        uid_t allowed_uids[ALLOWED_UIDS_MAX];
 } cluster_options;
 
 static void usage(void) {
@@ -79,6 +84,18 @@ static void usage(void) {
                "  -V, --version              show the version and exit\n"
                "\n"
                "DUR is a whole number with a unit: 500ms, 2s, 1min; bare numbers are seconds.\n"
+               "Job coordinator (runs while this node leads; docs/jobs.md):\n"
+               "  --coordinator-socket PATH  serve workers on this unix socket\n"
+               "  --coordinator-tcp HOST:PORT  also serve workers over TCP (no credentials:\n"
+               "                             loopback or a private network only)\n"
+               "  --coordinator-allow-uid UID  unix peers allowed besides root and our uid\n"
+               "  --worker-timeout DUR       reap a worker silent this long (default 30s)\n"
+               "  --worker-heartbeat DUR     heartbeat to workers (default 10s)\n"
+               "  --job-window N             jobs in flight per worker (default 4)\n"
+               "  --job-run N                when elected and no run is unfinished, create a\n"
+               "                             run of N jobs\n"
+               "  --job-payload TEXT         what each job does: noop, checksum, spin USEC\n"
+               "\n"
                "Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage.\n",
                program_invocation_short_name);
 }
@@ -104,6 +121,14 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                 OPT_INSPECT,
                 OPT_WEDGE_FILE,
                 OPT_SPIN_FILE,
+                OPT_COORDINATOR_SOCKET,
+                OPT_COORDINATOR_TCP,
+                OPT_COORDINATOR_ALLOW_UID,
+                OPT_WORKER_TIMEOUT,
+                OPT_WORKER_HEARTBEAT,
+                OPT_JOB_WINDOW,
+                OPT_JOB_RUN,
+                OPT_JOB_PAYLOAD,
         };
         static const struct option options[] = {
                 { "store", required_argument, NULL, OPT_STORE },
@@ -117,6 +142,14 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                 { "inspect", no_argument, NULL, OPT_INSPECT },
                 { "wedge-file", required_argument, NULL, OPT_WEDGE_FILE },
                 { "spin-election-file", required_argument, NULL, OPT_SPIN_FILE },
+                { "coordinator-socket", required_argument, NULL, OPT_COORDINATOR_SOCKET },
+                { "coordinator-tcp", required_argument, NULL, OPT_COORDINATOR_TCP },
+                { "coordinator-allow-uid", required_argument, NULL, OPT_COORDINATOR_ALLOW_UID },
+                { "worker-timeout", required_argument, NULL, OPT_WORKER_TIMEOUT },
+                { "worker-heartbeat", required_argument, NULL, OPT_WORKER_HEARTBEAT },
+                { "job-window", required_argument, NULL, OPT_JOB_WINDOW },
+                { "job-run", required_argument, NULL, OPT_JOB_RUN },
+                { "job-payload", required_argument, NULL, OPT_JOB_PAYLOAD },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
@@ -159,6 +192,39 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                         break;
                 case OPT_SPIN_FILE:
                         o->spin_file = optarg;
+                        break;
+                case OPT_COORDINATOR_SOCKET:
+                        o->jobs.unix_path = optarg;
+                        break;
+                case OPT_COORDINATOR_TCP:
+                        o->jobs.tcp_address = optarg;
+                        break;
+                case OPT_COORDINATOR_ALLOW_UID:
+                        if (o->jobs.n_allowed_uids == ALLOWED_UIDS_MAX)
+                                cli_usage_error("--coordinator-allow-uid: at most %d", ALLOWED_UIDS_MAX);
+                        o->allowed_uids[o->jobs.n_allowed_uids++] =
+                                (uid_t) cli_count("--coordinator-allow-uid", optarg);
+                        break;
+                case OPT_WORKER_TIMEOUT:
+                        o->jobs.worker_timeout_usec = positive_duration("--worker-timeout", optarg);
+                        break;
+                case OPT_WORKER_HEARTBEAT:
+                        o->jobs.heartbeat_usec = positive_duration("--worker-heartbeat", optarg);
+                        break;
+                case OPT_JOB_WINDOW:
+                        o->jobs.window = (unsigned) cli_count("--job-window", optarg);
+                        if (o->jobs.window == 0 || o->jobs.window > COORDINATOR_WINDOW_MAX)
+                                cli_usage_error("--job-window: 1 to %d", COORDINATOR_WINDOW_MAX);
+                        break;
+                case OPT_JOB_RUN:
+                        o->jobs.run_jobs = (uint32_t) cli_count("--job-run", optarg);
+                        if (o->jobs.run_jobs == 0 || o->jobs.run_jobs > INT32_MAX)
+                                cli_usage_error("--job-run: 1 to %d jobs", INT32_MAX);
+                        break;
+                case OPT_JOB_PAYLOAD:
+                        if (!*optarg || strlen(optarg) > 255)
+                                cli_usage_error("--job-payload: 1 to 255 bytes");
+                        o->jobs.job_payload = optarg;
                         break;
                 case 'h':
                         usage();
@@ -260,6 +326,9 @@ struct cluster {
         sdlive_progress *election_progress;
         const fault_switch *wedge;
         uint64_t lock_timeout_usec;
+        struct coordinator_service jobs;
+        struct leader_service services[1];
+        size_t n_services;
 };
 
 /* One term of leadership, from a won election to the loss of the lease. */
@@ -282,6 +351,8 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
                 .maintenance_interval_usec = c->o->maintenance_interval_usec,
                 .maintenance_rate = c->o->maintenance_rate,
                 .wedge = c->wedge,
+                .services = c->services,
+                .n_services = c->n_services,
         };
         sdlive_progress_park(c->election_progress);
         r = leader_run(&term);
@@ -382,6 +453,12 @@ int main(int argc, char **argv) {
                 .health_stale_usec = o.health_gate_usec,
                 .d = c.d,
         };
+        if (o.jobs.unix_path || o.jobs.tcp_address) {
+                o.jobs.store_url = o.store_url;
+                o.jobs.allowed_uids = o.allowed_uids;
+                c.jobs = (struct coordinator_service) { .config = o.jobs, .d = c.d };
+                c.services[c.n_services++] = coordinator_service(&c.jobs);
+        }
         r = sdlive_progress_register(c.d, "election", ELECTION_SILENCE_POLLS * o.poll_usec,
                                      &c.election_progress);
         if (r < 0) {

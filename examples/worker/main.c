@@ -2,8 +2,8 @@
 /*
  * sdlive-worker: a periodic daemon. Its main loop waits for work while
  * petting (sdlive_wait_fd), hands each unit of work to the job-executor
- * thread and reports the results. Work comes from a timer today; a job from
- * a coordinator arrives the same way, as a readable descriptor.
+ * thread and reports the results. Work comes from a timer, or with
+ * --coordinator from the cluster's job coordinator (jobmode.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sdlive.h>
 
@@ -21,6 +22,7 @@
 #include "executor.h"
 #include "fault.h"
 #include "job.h"
+#include "jobmode.h"
 #include "log.h"
 #include "monitor.h"
 #include "supervision.h"
@@ -35,6 +37,7 @@ typedef struct worker_options {
         bool trigger_on_stall;
         const char *wedge_file;
         const char *hang_executor_file;
+        jobmode_options jobs; /* jobs.link.n_addresses > 0: serve a coordinator */
 } worker_options;
 
 static void usage(void) {
@@ -55,6 +58,16 @@ static void usage(void) {
                "  --hang-executor-file PATH    fault injection: when PATH exists the executor\n"
                "                               hangs in its next job while the main loop goes\n"
                "                               on petting (also $SDLIVE_HANG_EXECUTOR_FILE)\n"
+               "\n"
+               "Job mode: take jobs from the cluster's coordinator instead of the timer.\n"
+               "  --coordinator ADDR           unix socket path or host:port; repeat it to list\n"
+               "                               every cluster node (only the leader listens)\n"
+               "  --identity NAME              name in HELLO (default host-pid)\n"
+               "  --coordinator-timeout DUR    reconnect when the coordinator is silent this\n"
+               "                               long (default 30s)\n"
+               "  --heartbeat DUR              heartbeat interval, at most a third of the\n"
+               "                               coordinator's worker timeout (default 10s)\n"
+               "  --reconnect-max DUR          longest reconnect backoff (default 5s)\n"
                "  -h, --help                   show this help and exit\n"
                "  -V, --version                show the version and exit\n"
                "\n"
@@ -72,6 +85,11 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                 OPT_TRIGGER_ON_STALL,
                 OPT_WEDGE_FILE,
                 OPT_HANG_EXECUTOR_FILE,
+                OPT_COORDINATOR,
+                OPT_IDENTITY,
+                OPT_COORDINATOR_TIMEOUT,
+                OPT_HEARTBEAT,
+                OPT_RECONNECT_MAX,
         };
         static const struct option options[] = {
                 { "interval", required_argument, NULL, OPT_INTERVAL },
@@ -80,6 +98,11 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                 { "trigger-on-stall", no_argument, NULL, OPT_TRIGGER_ON_STALL },
                 { "wedge-file", required_argument, NULL, OPT_WEDGE_FILE },
                 { "hang-executor-file", required_argument, NULL, OPT_HANG_EXECUTOR_FILE },
+                { "coordinator", required_argument, NULL, OPT_COORDINATOR },
+                { "identity", required_argument, NULL, OPT_IDENTITY },
+                { "coordinator-timeout", required_argument, NULL, OPT_COORDINATOR_TIMEOUT },
+                { "heartbeat", required_argument, NULL, OPT_HEARTBEAT },
+                { "reconnect-max", required_argument, NULL, OPT_RECONNECT_MAX },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
@@ -110,6 +133,34 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                         break;
                 case OPT_HANG_EXECUTOR_FILE:
                         o->hang_executor_file = optarg;
+                        break;
+                case OPT_COORDINATOR:
+                        if (o->jobs.link.n_addresses == COORDINATOR_LINK_ADDRESSES_MAX)
+                                cli_usage_error("--coordinator: at most %d addresses",
+                                                COORDINATOR_LINK_ADDRESSES_MAX);
+                        if (!*optarg)
+                                cli_usage_error("--coordinator: empty address");
+                        o->jobs.link.addresses[o->jobs.link.n_addresses++] = optarg;
+                        break;
+                case OPT_IDENTITY:
+                        if (!*optarg || strlen(optarg) > 63)
+                                cli_usage_error("--identity: 1 to 63 characters");
+                        o->jobs.link.identity = optarg;
+                        break;
+                case OPT_COORDINATOR_TIMEOUT:
+                        o->jobs.link.timeout_usec = cli_duration("--coordinator-timeout", optarg);
+                        if (o->jobs.link.timeout_usec == 0)
+                                cli_usage_error("--coordinator-timeout: must be longer than 0");
+                        break;
+                case OPT_HEARTBEAT:
+                        o->jobs.link.heartbeat_usec = cli_duration("--heartbeat", optarg);
+                        if (o->jobs.link.heartbeat_usec == 0)
+                                cli_usage_error("--heartbeat: must be longer than 0");
+                        break;
+                case OPT_RECONNECT_MAX:
+                        o->jobs.backoff_max_usec = cli_duration("--reconnect-max", optarg);
+                        if (o->jobs.backoff_max_usec == 0)
+                                cli_usage_error("--reconnect-max: must be longer than 0");
                         break;
                 case 'h':
                         usage();
@@ -221,6 +272,7 @@ int main(int argc, char **argv) {
                 .progress_check = true,
         };
         char interval[DURATION_FORMAT_MAX], silence[DURATION_FORMAT_MAX];
+        char identity[64];
         fault_switch wedge, hang;
         worker w = { .options = &o, .wedge = &wedge };
         monitor *m = NULL;
@@ -233,7 +285,13 @@ int main(int argc, char **argv) {
         if (supervision_start(&w.d, SDLIVE_HANDLE_SIGNALS |
                                     (o.trigger_on_stall ? SDLIVE_TRIGGER_ON_STALL : 0)) < 0)
                 return EXIT_FAILURE;
-        if (executor_start(&w.executor, w.d, job_checksum,
+        if (o.jobs.link.n_addresses && !o.jobs.link.identity) {
+                char host[32] = "worker";
+                (void) gethostname(host, sizeof(host) - 1);
+                snprintf(identity, sizeof(identity), "%s-%d", host, (int) getpid());
+                o.jobs.link.identity = identity;
+        }
+        if (executor_start(&w.executor, w.d, o.jobs.link.n_addresses ? job_run : job_checksum,
                            o.progress_check ? o.executor_max_silence_usec : 0, &hang) < 0) {
                 sdlive_free(w.d);
                 return EXIT_FAILURE;
@@ -246,7 +304,10 @@ int main(int argc, char **argv) {
 
         duration_format(interval, sizeof(interval), o.interval_usec);
         duration_format(silence, sizeof(silence), o.executor_max_silence_usec);
-        if (o.progress_check)
+        if (o.jobs.link.n_addresses)
+                log_info("serving the coordinator as %s (%zu address(es)); executor %s", o.jobs.link.identity,
+                         o.jobs.link.n_addresses, o.progress_check ? "registered as progress loop" : "NOT registered");
+        else if (o.progress_check)
                 log_info("one job every %s; executor registered as progress loop (max silence %s)",
                          interval, silence);
         else
@@ -254,7 +315,7 @@ int main(int argc, char **argv) {
         sdlive_notify_status(w.d, "waiting for the first job");
         sdlive_notify_ready(w.d);
 
-        status = run(&w);
+        status = o.jobs.link.n_addresses ? jobmode_run(w.d, w.executor, &wedge, &o.jobs) : run(&w);
 
         if (sdlive_stopping(w.d) > 0) {
                 log_info("stop requested, exiting");

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+#include "coordinator_link.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "log.h"
+
+#define CONNECT_TIMEOUT_MS 1000
+#define SEND_TIMEOUT_MS 1000
+
+struct coordinator_link {
+        sdlive *d;
+        coordinator_link_config cfg;
+        size_t current; /* index of the address in use or tried last */
+        int fd;
+        sdlive_peer *peer;
+        frame_decoder *dec;
+        uint64_t heartbeat_seq;
+};
+
+int coordinator_link_new(coordinator_link **ret, sdlive *d, const coordinator_link_config *cfg) {
+        coordinator_link *l;
+
+        if (!ret || !d || !cfg || cfg->n_addresses == 0 ||
+            cfg->n_addresses > COORDINATOR_LINK_ADDRESSES_MAX || !cfg->identity || !*cfg->identity)
+                return -EINVAL;
+        l = calloc(1, sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+        l->d = d;
+        l->cfg = *cfg;
+        l->fd = -1;
+        *ret = l;
+        return 0;
+}
+
+coordinator_link *coordinator_link_free(coordinator_link *l) {
+        if (!l)
+                return NULL;
+        if (l->fd >= 0)
+                close(l->fd);
+        sdlive_peer_free(l->peer);
+        frame_decoder_free(l->dec);
+        free(l);
+        return NULL;
+}
+
+/* Completes a non-blocking connect within CONNECT_TIMEOUT_MS. */
+static int finish_connect(int fd, const struct sockaddr *sa, socklen_t len) {
+        struct pollfd p = { .fd = fd, .events = POLLOUT };
+        socklen_t size = sizeof(int);
+        int err = 0, r;
+
+        if (connect(fd, sa, len) == 0)
+                return 0;
+        if (errno != EINPROGRESS && errno != EAGAIN)
+                return -errno;
+        do
+                r = poll(&p, 1, CONNECT_TIMEOUT_MS);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                return -errno;
+        if (r == 0)
+                return -ETIMEDOUT;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &size) < 0)
+                return -errno;
+        return -err;
+}
+
+static int connect_unix(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd, r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        r = finish_connect(fd, (struct sockaddr *) &sa, sizeof(sa));
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static int connect_tcp(const char *address) {
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+        struct addrinfo *ai = NULL;
+        const char *colon = strrchr(address, ':');
+        char host[256];
+        size_t len;
+        int fd, r;
+
+        if (!colon || !colon[1])
+                return -EINVAL;
+        len = (size_t) (colon - address);
+        if (len >= 2 && address[0] == '[' && address[len - 1] == ']') {
+                address++;
+                len -= 2;
+        }
+        if (len == 0 || len >= sizeof(host))
+                return -EINVAL;
+        memcpy(host, address, len);
+        host[len] = '\0';
+        if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai)
+                return -EADDRNOTAVAIL;
+        fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+                r = -errno;
+                freeaddrinfo(ai);
+                return r;
+        }
+        r = finish_connect(fd, ai->ai_addr, ai->ai_addrlen);
+        freeaddrinfo(ai);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static int open_session(coordinator_link *l, int fd) {
+        frame hello = { .type = FRAME_HELLO,
+                        .hello = { .protocol = FRAME_PROTOCOL_VERSION, .identity = l->cfg.identity } };
+        int r;
+
+        sdlive_peer_free(l->peer);
+        l->peer = NULL;
+        frame_decoder_free(l->dec);
+        l->dec = NULL;
+        r = sdlive_peer_new(l->d, l->cfg.timeout_usec, l->cfg.heartbeat_usec, &l->peer);
+        if (r >= 0)
+                r = frame_decoder_new(&l->dec);
+        if (r >= 0)
+                r = frame_send(fd, &hello, SEND_TIMEOUT_MS);
+        if (r < 0)
+                return r;
+        sdlive_peer_sent(l->peer);
+        l->fd = fd;
+        return 0;
+}
+
+int coordinator_link_connect(coordinator_link *l) {
+        int r = -ENOTCONN;
+
+        if (l->fd >= 0)
+                return 0;
+        for (size_t i = 0; i < l->cfg.n_addresses; i++) {
+                size_t at = (l->current + i) % l->cfg.n_addresses;
+                const char *address = l->cfg.addresses[at];
+                int fd = address[0] == '/' ? connect_unix(address) : connect_tcp(address);
+                if (fd < 0) {
+                        r = fd;
+                        continue;
+                }
+                r = open_session(l, fd);
+                if (r < 0) {
+                        close(fd);
+                        continue;
+                }
+                l->current = at;
+                log_info("connected to the coordinator at %s", address);
+                return 0;
+        }
+        return r;
+}
+
+int coordinator_link_fd(const coordinator_link *l) {
+        return l->fd;
+}
+
+const char *coordinator_link_address(const coordinator_link *l) {
+        return l->cfg.addresses[l->current];
+}
+
+void coordinator_link_close(coordinator_link *l, const char *reason) {
+        if (l->fd < 0)
+                return;
+        log_notice("connection to the coordinator at %s ended: %s", coordinator_link_address(l), reason);
+        close(l->fd);
+        l->fd = -1;
+        /* Try the other addresses first next time: a stopped leader's socket
+         * still accepts connections, and only the elected one answers. */
+        l->current = (l->current + 1) % l->cfg.n_addresses;
+}
+
+static int fail(coordinator_link *l, int r, const char *what) {
+        char reason[256];
+
+        if (r == 0)
+                snprintf(reason, sizeof(reason), "closed by the coordinator");
+        else if (r < -4095 && l->dec)
+                snprintf(reason, sizeof(reason), "%s: %s (%s)", what, frame_strerror(r),
+                         frame_decoder_reason(l->dec));
+        else
+                snprintf(reason, sizeof(reason), "%s: %s", what, frame_strerror(r));
+        coordinator_link_close(l, reason);
+        return r < 0 ? r : -ECONNRESET;
+}
+
+int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret) {
+        frame f;
+        int r;
+
+        if (l->fd < 0)
+                return -ENOTCONN;
+        r = frame_recv(l->fd, l->dec, &f, 0);
+        if (r == -EAGAIN)
+                return 0;
+        if (r <= 0)
+                return fail(l, r, "receiving");
+        sdlive_peer_received(l->peer);
+        switch (f.type) {
+        case FRAME_HEARTBEAT:
+                return 0;
+        case FRAME_ASSIGN:
+                if (f.assign.payload_len >= sizeof(ret->payload)) {
+                        coordinator_link_close(l, "ASSIGN payload too long for this worker");
+                        return -EMSGSIZE;
+                }
+                ret->run = f.assign.run;
+                ret->job = f.assign.job;
+                ret->attempt = f.assign.attempt;
+                if (f.assign.payload_len)
+                        memcpy(ret->payload, f.assign.payload, f.assign.payload_len);
+                ret->payload[f.assign.payload_len] = '\0';
+                return 1;
+        default:
+                coordinator_link_close(l, "unexpected frame from the coordinator");
+                return -EBADMSG;
+        }
+}
+
+static int send_frame(coordinator_link *l, const frame *f) {
+        int r;
+
+        if (l->fd < 0)
+                return -ENOTCONN;
+        r = frame_send(l->fd, f, SEND_TIMEOUT_MS);
+        if (r < 0)
+                return fail(l, r, "sending");
+        sdlive_peer_sent(l->peer);
+        return 0;
+}
+
+int coordinator_link_send_result(coordinator_link *l, uint64_t run, uint64_t job, uint32_t attempt,
+                                 int32_t outcome, const char *text) {
+        frame f = { .type = FRAME_RESULT,
+                    .result = { .run = run, .job = job, .attempt = attempt, .outcome = outcome, .text = text } };
+
+        return send_frame(l, &f);
+}
+
+int coordinator_link_heartbeat_due(const coordinator_link *l) {
+        return l->fd >= 0 && sdlive_peer_heartbeat_due(l->peer) > 0;
+}
+
+int coordinator_link_heartbeat(coordinator_link *l) {
+        frame f = { .type = FRAME_HEARTBEAT, .heartbeat = { .has_seq = true, .seq = ++l->heartbeat_seq } };
+
+        return send_frame(l, &f);
+}
+
+int coordinator_link_expired(const coordinator_link *l) {
+        return l->fd >= 0 && sdlive_peer_expired(l->peer) > 0;
+}
+
+uint64_t coordinator_link_wait_usec(const coordinator_link *l) {
+        if (l->fd < 0)
+                return UINT64_MAX;
+        return (uint64_t) sdlive_peer_poll_timeout(l->peer) * SDLIVE_USEC_PER_MSEC;
+}

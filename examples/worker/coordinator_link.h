@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SDLIVE_WORKER_COORDINATOR_LINK_H
+#define SDLIVE_WORKER_COORDINATOR_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sdlive.h>
+
+/*
+ * The worker's end of the job protocol (docs/protocol.md, docs/jobs.md):
+ * one connection to whichever coordinator address answers — only the
+ * elected leader listens — with HELLO, ASSIGNs in, RESULTs and HEARTBEATs
+ * out, and an inactivity deadline on the coordinator so a frozen leader is
+ * noticed and the worker reconnects. Driven by the caller's loop: the link
+ * has no thread and never sleeps except in connect (bounded).
+ */
+typedef struct coordinator_link coordinator_link;
+
+#define COORDINATOR_LINK_ADDRESSES_MAX 8
+
+typedef struct coordinator_link_config {
+        /* Unix socket paths ("/...") or "host:port" / "[v6]:port". */
+        const char *addresses[COORDINATOR_LINK_ADDRESSES_MAX];
+        size_t n_addresses;
+        const char *identity;           /* HELLO identity, non-empty */
+        uint64_t timeout_usec;          /* coordinator silent this long: reconnect. 0: 30 s */
+        uint64_t heartbeat_usec;        /* our heartbeat interval. 0: 10 s */
+} coordinator_link_config;
+
+typedef struct coordinator_assign {
+        uint64_t run, job;
+        uint32_t attempt;
+        char payload[256]; /* NUL-terminated; longer payloads are refused */
+} coordinator_assign;
+
+/* d provides the clock of the deadlines. 0 or -errno. */
+int coordinator_link_new(coordinator_link **ret, sdlive *d, const coordinator_link_config *cfg);
+coordinator_link *coordinator_link_free(coordinator_link *l);
+
+/* Tries each address once, starting with the one that answered last, and
+ * says HELLO on the first that accepts. 0 when connected, else the last
+ * -errno. Waits at most a second per address. */
+int coordinator_link_connect(coordinator_link *l);
+
+/* The connected socket, -1 when not connected. */
+int coordinator_link_fd(const coordinator_link *l);
+
+/* Ends the connection (logs reason); no-op when not connected. */
+void coordinator_link_close(coordinator_link *l, const char *reason);
+
+/* Takes one frame already queued on the socket. 1 with *ret filled for an
+ * ASSIGN, 0 when nothing (more) is queued or the frame was a HEARTBEAT,
+ * < 0 when the connection ended (closed, malformed frame: logged, and the
+ * link is closed). */
+int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret);
+
+/* Sends a RESULT. 0, or < 0 when the connection ended (link closed). */
+int coordinator_link_send_result(coordinator_link *l, uint64_t run, uint64_t job, uint32_t attempt,
+                                 int32_t outcome, const char *text);
+
+/* > 0 when a heartbeat is due. */
+int coordinator_link_heartbeat_due(const coordinator_link *l);
+/* Sends a HEARTBEAT now. 0, or < 0 when the connection ended. */
+int coordinator_link_heartbeat(coordinator_link *l);
+
+/* > 0 when nothing arrived from the coordinator for the whole window. */
+int coordinator_link_expired(const coordinator_link *l);
+
+/* Microseconds until the next heartbeat or the inactivity deadline. */
+uint64_t coordinator_link_wait_usec(const coordinator_link *l);
+
+/* The address of the current (or last) connection, for logs. */
+const char *coordinator_link_address(const coordinator_link *l);
+
+#endif

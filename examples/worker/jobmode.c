@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+#include "jobmode.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "duration.h"
+#include "job.h"
+#include "log.h"
+
+#define QUEUE_MAX 64  /* ASSIGNs received, not started (the coordinator's window is smaller) */
+#define UNSENT_MAX 64 /* RESULTs finished while disconnected */
+#define STATUS_EVERY 100
+
+struct late_result {
+        uint64_t run, job;
+        uint32_t attempt;
+        int32_t outcome;
+};
+
+typedef struct jobmode {
+        sdlive *d;
+        executor *e;
+        const fault_switch *wedge;
+        jobmode_options o;
+        coordinator_link *link;
+        int epfd;
+
+        coordinator_assign queue[QUEUE_MAX];
+        size_t q_head, q_len;
+        bool running;
+        coordinator_assign current;
+        struct late_result unsent[UNSENT_MAX];
+        size_t n_unsent;
+
+        uint64_t backoff_usec, next_connect_usec;
+        unsigned failed_connects;
+        uint64_t done;
+} jobmode;
+
+static uint64_t monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static bool connected(const jobmode *m) {
+        return coordinator_link_fd(m->link) >= 0;
+}
+
+static void report_status(jobmode *m) {
+        if (sdlive_progress_stalled(m->d, NULL, 0) > 0)
+                return; /* STATUS= names the stalled loop: keep it */
+        if (connected(m))
+                sdlive_notify_status(m->d, "serving the coordinator at %s; %" PRIu64 " jobs done",
+                                     coordinator_link_address(m->link), m->done);
+        else
+                sdlive_notify_status(m->d, "looking for a coordinator; %" PRIu64 " jobs done", m->done);
+}
+
+/* The connection ended: jobs not started were requeued by the coordinator. */
+static void disconnected(jobmode *m) {
+        if (m->q_len)
+                log_info("dropping %zu job(s) not started: the coordinator requeues them", m->q_len);
+        m->q_len = 0;
+        m->backoff_usec = m->o.backoff_min_usec;
+        m->next_connect_usec = monotonic_usec() + m->backoff_usec;
+        report_status(m);
+}
+
+static void send_late_results(jobmode *m) {
+        size_t sent = 0;
+
+        while (sent < m->n_unsent && connected(m)) {
+                const struct late_result *r = &m->unsent[sent];
+                if (coordinator_link_send_result(m->link, r->run, r->job, r->attempt, r->outcome,
+                                                 "late") < 0)
+                        break;
+                sent++;
+        }
+        if (sent)
+                log_info("sent %zu late RESULT(s) finished while disconnected", sent);
+        memmove(m->unsent, m->unsent + sent, (m->n_unsent - sent) * sizeof(m->unsent[0]));
+        m->n_unsent -= sent;
+}
+
+static void try_connect(jobmode *m) {
+        char delay[DURATION_FORMAT_MAX];
+        struct epoll_event ev = { .events = EPOLLIN };
+        int r = coordinator_link_connect(m->link);
+
+        if (r < 0) {
+                duration_format(delay, sizeof(delay), m->backoff_usec);
+                if (m->failed_connects++ == 0)
+                        log_warning("no coordinator answers (%s); retrying with backoff", strerror(-r));
+                else
+                        log_debug("no coordinator answers (%s); next try in %s", strerror(-r), delay);
+                m->next_connect_usec = monotonic_usec() + m->backoff_usec;
+                m->backoff_usec *= 2;
+                if (m->backoff_usec > m->o.backoff_max_usec)
+                        m->backoff_usec = m->o.backoff_max_usec;
+                return;
+        }
+        m->failed_connects = 0;
+        m->backoff_usec = m->o.backoff_min_usec;
+        ev.data.fd = coordinator_link_fd(m->link);
+        if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0) {
+                coordinator_link_close(m->link, strerror(errno));
+                disconnected(m);
+                return;
+        }
+        send_late_results(m);
+        report_status(m);
+}
+
+static void result_ready(jobmode *m, const job_result *res) {
+        const coordinator_assign *a = &m->current;
+
+        m->running = false;
+        m->done++;
+        if (connected(m) &&
+            coordinator_link_send_result(m->link, a->run, a->job, a->attempt, res->outcome,
+                                         res->outcome ? "failed" : "") == 0) {
+                if (m->done % STATUS_EVERY == 0)
+                        report_status(m);
+                return;
+        }
+        if (connected(m))
+                disconnected(m);
+        if (m->n_unsent < UNSENT_MAX)
+                m->unsent[m->n_unsent++] =
+                        (struct late_result) { a->run, a->job, a->attempt, res->outcome };
+}
+
+static void receive_all(jobmode *m) {
+        coordinator_assign a;
+        int r;
+
+        while (connected(m)) {
+                r = coordinator_link_receive(m->link, &a);
+                if (r < 0) {
+                        disconnected(m);
+                        return;
+                }
+                if (r == 0)
+                        return;
+                if (m->q_len == QUEUE_MAX) {
+                        coordinator_link_close(m->link, "more jobs in flight than this worker queues");
+                        disconnected(m);
+                        return;
+                }
+                m->queue[(m->q_head + m->q_len++) % QUEUE_MAX] = a;
+        }
+}
+
+static void start_next(jobmode *m) {
+        job j = { 0 };
+
+        while (!m->running && m->q_len) {
+                coordinator_assign *a = &m->queue[m->q_head];
+                m->q_head = (m->q_head + 1) % QUEUE_MAX;
+                m->q_len--;
+                if (job_from_payload(a->payload, &j) < 0) {
+                        log_warning("job %" PRIu64 "/%" PRIu64 ": unknown payload '%s'", a->run, a->job,
+                                    a->payload);
+                        (void) coordinator_link_send_result(m->link, a->run, a->job, a->attempt, EINVAL,
+                                                            "unknown job");
+                        if (!connected(m))
+                                disconnected(m);
+                        continue;
+                }
+                j.id = a->job;
+                j.seed = (a->run << 32) ^ a->job;
+                if (executor_submit(m->e, &j) < 0)
+                        return; /* cannot happen while !running; keep the job */
+                m->current = *a;
+                m->running = true;
+        }
+}
+
+/* Heartbeats prove this worker moves: while idle the main loop itself is
+ * the progress; during a job, only a job that stamped progress within the
+ * last interval is vouched for. */
+static bool heartbeat_withheld(const jobmode *m) {
+        return m->running &&
+               monotonic_usec() - job_last_progress_usec() >= m->o.link.heartbeat_usec;
+}
+
+static void maybe_heartbeat(jobmode *m) {
+        if (!coordinator_link_heartbeat_due(m->link) || heartbeat_withheld(m))
+                return;
+        if (coordinator_link_heartbeat(m->link) < 0)
+                disconnected(m);
+}
+
+static uint64_t wait_usec(const jobmode *m) {
+        uint64_t now = monotonic_usec(), w;
+
+        if (!connected(m))
+                return m->next_connect_usec > now ? m->next_connect_usec - now : 0;
+        w = coordinator_link_wait_usec(m->link);
+        /* A withheld heartbeat stays due: look again soon, not at once. */
+        if (coordinator_link_heartbeat_due(m->link) && heartbeat_withheld(m))
+                w = m->o.link.heartbeat_usec / 8;
+        return w;
+}
+
+static int loop(jobmode *m) {
+        char silent[DURATION_FORMAT_MAX];
+        job_result res;
+
+        for (;;) {
+                fault_switch_check(m->wedge);
+                if (!connected(m) && monotonic_usec() >= m->next_connect_usec)
+                        try_connect(m);
+                int r = sdlive_wait_fd(m->d, m->epfd, POLLIN, wait_usec(m));
+                if (r == SDLIVE_WAKE_STOP)
+                        return EXIT_SUCCESS;
+                if (r < 0) {
+                        log_error("waiting for work failed: %s", strerror(-r));
+                        return EXIT_FAILURE;
+                }
+                if (executor_collect(m->e, &res) > 0 && m->running)
+                        result_ready(m, &res);
+                receive_all(m);
+                if (coordinator_link_expired(m->link)) {
+                        duration_format(silent, sizeof(silent), m->o.link.timeout_usec);
+                        char reason[64];
+                        snprintf(reason, sizeof(reason), "coordinator silent for %s", silent);
+                        coordinator_link_close(m->link, reason);
+                        disconnected(m);
+                }
+                start_next(m);
+                if (connected(m))
+                        maybe_heartbeat(m);
+                /* One iteration done: that is the progress the keepalive vouches for. */
+                sdlive_pet_watchdog(m->d);
+        }
+}
+
+int jobmode_run(sdlive *d, executor *e, const fault_switch *wedge, const jobmode_options *o) {
+        struct epoll_event ev = { .events = EPOLLIN };
+        jobmode *m = calloc(1, sizeof(*m));
+        int status = EXIT_FAILURE;
+
+        if (!m) {
+                log_error("out of memory");
+                return EXIT_FAILURE;
+        }
+        m->d = d;
+        m->e = e;
+        m->wedge = wedge;
+        m->o = *o;
+        if (!m->o.link.timeout_usec)
+                m->o.link.timeout_usec = SDLIVE_PEER_TIMEOUT_DEFAULT_USEC;
+        if (!m->o.link.heartbeat_usec)
+                m->o.link.heartbeat_usec = SDLIVE_HEARTBEAT_INTERVAL_DEFAULT_USEC;
+        if (!m->o.backoff_min_usec)
+                m->o.backoff_min_usec = 100 * SDLIVE_USEC_PER_MSEC;
+        if (!m->o.backoff_max_usec)
+                m->o.backoff_max_usec = 5 * SDLIVE_USEC_PER_SEC;
+        m->backoff_usec = m->o.backoff_min_usec;
+
+        m->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (m->epfd < 0) {
+                log_error("epoll: %s", strerror(errno));
+                goto out;
+        }
+        ev.data.fd = executor_result_fd(e);
+        if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0) {
+                log_error("epoll: %s", strerror(errno));
+                goto out;
+        }
+        if (coordinator_link_new(&m->link, d, &m->o.link) < 0) {
+                log_error("bad coordinator link configuration");
+                goto out;
+        }
+        report_status(m);
+        status = loop(m);
+out:
+        coordinator_link_free(m->link);
+        if (m->epfd >= 0)
+                close(m->epfd);
+        free(m);
+        return status;
+}
