@@ -108,7 +108,7 @@ struct raw *raw_open(void) {
         raw->conn = PQconnectdb(test_env.url + strlen("postgresql:"));
         if (PQstatus(raw->conn) != CONNECTION_OK)
                 fail_msg("raw connection: %s", PQerrorMessage(raw->conn));
-        PQexec(raw->conn, "SET client_min_messages = warning");
+        PQclear(PQexec(raw->conn, "SET client_min_messages = warning"));
 #endif
         return raw;
 }
