@@ -493,7 +493,10 @@ static int pg_set_lock_timeout(struct store *s, uint64_t usec) {
         struct store_pg *p = to_pg(s);
 
         p->lock_timeout_usec = usec;
-        return p->conn ? apply_lock_timeout(p) : 0;
+        /* Without a live connection, connect_db() applies it later. */
+        if (!p->conn || PQstatus(p->conn) != CONNECTION_OK)
+                return 0;
+        return apply_lock_timeout(p);
 }
 
 /* ------------------------------------------------------------------ */

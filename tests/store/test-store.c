@@ -617,6 +617,22 @@ static void test_sqlite_missing_dir_and_corrupt_file(void **state) {
         assert_true(strlen(store_errmsg(NULL)) > 0);
 }
 
+/* CLOCK_BOOTTIME restarts at boot: a lease row written in an earlier boot
+ * is expired whatever its expiry number says. */
+static void test_sqlite_lease_from_earlier_boot_is_expired(void **state) {
+        struct store_lease_info info;
+        struct raw *raw = raw_open();
+
+        raw_exec(raw, "INSERT INTO leases VALUES ('cluster', 'old', 4, 9223372036854775000,"
+                      " '00000000-0000-0000-0000-000000000000')");
+        raw_close(raw);
+        assert_int_equal(store_lease_read(s, "cluster", &info), 0);
+        assert_false(info.held);
+        assert_int_equal(acquire_ok(s, "cluster", "new", SEC), 5);
+        assert_int_equal(store_lease_read(s, "cluster", &info), 0);
+        assert_true(info.held);
+}
+
 /* Another client holding the write lock makes the store unavailable for a
  * while; it must never read as "lease held by another". */
 static void test_lock_held_is_unavailable_not_busy(void **state) {
@@ -715,6 +731,7 @@ int main(int argc, char **argv) {
         };
         const struct CMUnitTest sqlite_only[] = {
                 cmocka_unit_test_setup_teardown(test_sqlite_missing_dir_and_corrupt_file, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sqlite_lease_from_earlier_boot_is_expired, setup, teardown),
         };
 #if SDLIVE_STORE_HAVE_POSTGRES
         const struct CMUnitTest pg_only[] = {
