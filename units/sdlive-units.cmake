@@ -8,7 +8,8 @@ set(SDLIVE_UNIT_DAEMONS worker cleaner sentinel acceptor cluster)
 set(SDLIVE_PETTING_DAEMONS worker cleaner cluster)
 
 # Per-daemon settings. Unset means: plain unit sdlive-<name>.service, no
-# network at all (PrivateNetwork=yes, AF_UNIX only), no extra lines.
+# network at all (PrivateNetwork=yes, AF_UNIX only), ProcSubset=pid, no
+# extra lines.
 set(SDLIVE_UNIT_worker_DESCRIPTION   "periodic worker that executes jobs for the coordinator")
 set(SDLIVE_UNIT_cleaner_DESCRIPTION  "maintenance passes over a blob directory")
 set(SDLIVE_UNIT_sentinel_DESCRIPTION "trivial ordering daemon")
@@ -21,17 +22,23 @@ set(SDLIVE_UNIT_cluster_DESCRIPTION  "elected leader with lease, fencing and job
 set(SDLIVE_UNIT_worker_TCP  ON)
 set(SDLIVE_UNIT_cluster_TCP ON)
 
-# Cluster members run as instances, sdlive-cluster@<name>.service. Every
+# Cluster members run as instances, sdlive-cluster@<node>.service. Every
 # instance shares the dynamic user (named after the unit prefix) and the
 # state directory, where the embedded SQLite lease store lives.
 set(SDLIVE_UNIT_cluster_FILE "sdlive-cluster@.service")
-set(SDLIVE_UNIT_cluster_ARGS "")
-set(SDLIVE_UNIT_cluster_EXTRA "")
+# The SQLite lease store stamps leases with the boot id, read from
+# /proc/sys/kernel/random/boot_id: ProcSubset=pid would hide it.
+set(SDLIVE_UNIT_cluster_PROC_SUBSET all)
+set(SDLIVE_UNIT_cluster_ARGS "--node %i")
+# User= names that shared dynamic user explicitly: both instances must be
+# able to write the SQLite file.
+set(SDLIVE_UNIT_cluster_EXTRA "User=sdlive-cluster")
 
 # sdlive_render_unit(<daemon> <output file> <executable path>)
 # Renders units/sdlive-daemon.service.in for one daemon. Hooks per daemon:
 # SDLIVE_UNIT_<d>_ARGS (appended to ExecStart=), SDLIVE_UNIT_<d>_EXTRA (lines
-# appended to [Service]), SDLIVE_UNIT_<d>_TCP, SDLIVE_UNIT_<d>_FILE.
+# appended to [Service]), SDLIVE_UNIT_<d>_TCP, SDLIVE_UNIT_<d>_FILE,
+# SDLIVE_UNIT_<d>_PROC_SUBSET.
 function(sdlive_render_unit daemon output executable)
   set(SDLIVE_UNIT_DAEMON ${daemon})
   set(SDLIVE_UNIT_DESCRIPTION "${SDLIVE_UNIT_${daemon}_DESCRIPTION}")
@@ -60,6 +67,11 @@ function(sdlive_render_unit daemon output executable)
   else()
     set(SDLIVE_UNIT_NETWORK
       "PrivateNetwork=yes\nRestrictAddressFamilies=AF_UNIX")
+  endif()
+
+  set(SDLIVE_UNIT_PROC_SUBSET pid)
+  if(SDLIVE_UNIT_${daemon}_PROC_SUBSET)
+    set(SDLIVE_UNIT_PROC_SUBSET ${SDLIVE_UNIT_${daemon}_PROC_SUBSET})
   endif()
 
   set(SDLIVE_UNIT_EXTRA "")

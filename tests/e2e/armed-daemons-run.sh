@@ -14,10 +14,6 @@ for daemon in worker cleaner cluster; do
 done
 ((${#units[@]})) || harness_fail "no armed unit was shipped"
 
-# Short intervals, so each daemon both works and idles within the window.
-[[ -n $(harness_unit_of worker) ]] && harness_exec_start sdlive-worker.service --interval 300ms
-[[ -n $(harness_unit_of cleaner) ]] && harness_exec_start sdlive-cleaner.service --pass-interval 1s
-harness_reload
 harness_start_units "${units[@]}"
 for unit in "${units[@]}"; do
   harness_expect "$unit" WatchdogUSec 1s

@@ -172,8 +172,8 @@ harness_dropin() {
 
 harness_reload() { systemctl --user daemon-reload; }
 
-# harness_exec_start <unit> <args...>: a drop-in that runs the shipped
-# ExecStart= with these extra arguments (test-sized intervals).
+# harness_exec_start <unit> <args...>: a drop-in (20-args) that runs the
+# shipped ExecStart= with these extra arguments instead of the scaled ones.
 harness_exec_start() {
   local unit=$1 file exec
   shift
@@ -183,6 +183,17 @@ harness_exec_start() {
   [[ -n $exec ]] || harness_fail "$file: no ExecStart= in the shipped unit"
   harness_dropin "$unit" 20-args "ExecStart=
 ExecStart=$exec $*"
+}
+
+# harness_scaled_args <unit>: the arguments that scale a daemon's own
+# intervals down to test size (WatchdogSec is scaled by the 10-e2e drop-in).
+harness_scaled_args() {
+  case $1 in
+    sdlive-worker.service) echo "--interval 200ms" ;;
+    sdlive-cleaner.service) echo "--pass-interval 200ms" ;;
+    sdlive-sentinel.service) echo "--interval 1s" ;;
+    sdlive-cluster@*.service) echo "--lease 3s --election-poll 500ms --maintenance-interval 500ms" ;;
+  esac
 }
 
 # harness_start_units <unit...>: start without blocking on READY=1, then
@@ -234,10 +245,12 @@ harness_unix_request() {
 harness_state_dir() { echo "$XDG_CONFIG_HOME/private/sdlive-$1"; }
 
 # Copies the shipped units and gives each the test drop-in: output to
-# <log>/<unit>.log, a death record, the wedge file, RestartSec=500ms and, only
-# where the shipped unit arms it, WatchdogSec=$SDLIVE_E2E_WATCHDOG.
+# <log>/<unit>.log, a death record, the fault-injection files,
+# RestartSec=500ms and, only where the shipped unit arms it,
+# WatchdogSec=$SDLIVE_E2E_WATCHDOG; then test-sized daemon intervals
+# (harness_scaled_args; template units as their "e2e" instance).
 harness_units_install() {
-  local unit lines
+  local unit lines args
   mkdir -p -- "$HARNESS_UNIT_HOME"
   for unit in $(harness_units); do
     cp -- "$HARNESS_STAGE$HARNESS_UNIT_DIR/$unit" "$HARNESS_UNIT_HOME/$unit"
@@ -251,6 +264,11 @@ RestartSec=500ms"
       lines+=$'\n'"WatchdogSec=$SDLIVE_E2E_WATCHDOG"
     fi
     harness_dropin "$unit" 10-e2e "$lines"
+  done
+  for unit in $(harness_units); do
+    [[ $unit == *@.service ]] && unit=${unit%@.service}@e2e.service
+    args=$(harness_scaled_args "$unit")
+    [[ -z $args ]] || harness_exec_start "$unit" $args
   done
   harness_reload
 }

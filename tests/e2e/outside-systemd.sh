@@ -25,12 +25,13 @@ declare -A args=(
   [cleaner]="--blob-dir $work/blobs --pass-interval 300ms"
   [sentinel]="--interval 300ms"
   [acceptor]="--socket $work/acceptor.sock"
+  [cluster]="--store sqlite:$work/cluster.db --node outside --lease 3s --election-poll 500ms --maintenance-interval 500ms"
 )
 mkdir -p -- "$work/blobs"
 
 declare -A pid_of=()
 ran=()
-for daemon in worker cleaner sentinel acceptor; do
+for daemon in worker cleaner sentinel acceptor cluster; do
   bin=$SDLIVE_BUILD_DIR/examples/$daemon/sdlive-$daemon
   if [[ ! -e $SDLIVE_BUILD_DIR/examples/$daemon ]]; then
     echo "e2e: $daemon: not in this build, not checked" >&2

@@ -11,8 +11,6 @@ for daemon in worker cleaner sentinel acceptor cluster; do
   unit=$(harness_unit_of "$daemon")
   [[ -n $unit ]] && units+=("$unit") || harness_log "$daemon: not in this build, not checked"
 done
-[[ -n $(harness_unit_of worker) ]] && harness_exec_start sdlive-worker.service --interval 200ms
-harness_reload
 harness_start_units "${units[@]}"
 harness_watch_healthy 1.5 0 "${units[@]}"
 harness_show "${units[@]}"

@@ -17,8 +17,6 @@ if [[ -n $acceptor ]]; then units+=("$acceptor"); else harness_log "acceptor: no
 for unit in "${units[@]}"; do
   ! harness_armed "$unit" || harness_fail "$unit: shipped with WatchdogSec=, but it never pets"
 done
-harness_exec_start "$sentinel" --interval 1s
-harness_reload
 harness_start_units "${units[@]}"
 for unit in "${units[@]}"; do
   harness_expect "$unit" WatchdogUSec 0

@@ -16,10 +16,6 @@ for daemon in worker cleaner cluster; do
 done
 ((${#units[@]})) || harness_fail "no armed unit was shipped"
 
-# The main loops look at their wedge file once per iteration: keep that short.
-[[ -n $(harness_unit_of worker) ]] && harness_exec_start sdlive-worker.service --interval 200ms
-[[ -n $(harness_unit_of cleaner) ]] && harness_exec_start sdlive-cleaner.service --pass-interval 200ms
-harness_reload
 harness_start_units "${units[@]}"
 harness_watch_healthy 1 0 "${units[@]}"
 

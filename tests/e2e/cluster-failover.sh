@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Cluster scenarios: two instances of the shipped sdlive-cluster@.service
+# (a and b) sharing one store, times scaled by drop-ins (WatchdogSec=1s,
+# lease 3s, election poll 500ms).
+#   1. exactly one leader, no restarts over 10 x WatchdogSec;
+#   2. the leader's main loop wedged (its refresher alive): killed by the
+#      watchdog (ABRT), the standby leads; failover timed with the health
+#      gate off and on, each against its bound (docs/cluster.md);
+#   4. systemctl stop of the leader: the standby leads within one poll;
+#   5. (PostgreSQL) the server restarts under the pair: no crash, one leader;
+#   6. (issue 6) the standby's election loop spins without attempting: the
+#      progress check withholds keepalives, the watchdog restarts it;
+#   3. the leader paused (SIGSTOP) past its lease, then resumed: the standby
+#      leads, the old leader's write is rejected by the fence, it goes back
+#      to standby; the write log never shows two leaders (overlaps 0).
+#      Run last: it raises WatchdogSec (a paused process cannot pet).
+#
+#   cluster-failover.sh sqlite|postgresql
+source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
+backend=${1:-}
+[[ $backend == sqlite || $backend == postgresql ]] || { echo "usage: $0 sqlite|postgresql" >&2; exit 2; }
+harness_start "$@"
+harness_units_install
+
+A=sdlive-cluster@a.service
+B=sdlive-cluster@b.service
+[[ -n $(harness_unit_of cluster) ]] || harness_fail "this build ships no sdlive-cluster@.service"
+WD_MS=1000 LEASE_MS=3000 POLL_MS=500
+# The measurement: holder polled every 50 ms by spawning --inspect.
+SLACK_MS=300
+bin=$(harness_binary cluster)
+store_arg="" pg_lines=""
+
+if [[ $backend == postgresql ]]; then
+  pg=$(dirname -- "${BASH_SOURCE[0]}")/../store/pg-server.sh
+  [[ -x $pg || -f $pg ]] || harness_fail "tests/store/pg-server.sh is missing"
+  trap 'rc=$?; bash "$pg" stop "$HARNESS_RUN" >/dev/null 2>&1; (exit $rc); harness_teardown' EXIT
+  bash "$pg" start "$HARNESS_RUN" >/dev/null || harness_fail "cannot start PostgreSQL"
+  url=$(bash "$pg" url "$HARNESS_RUN")
+  pgdir=$(sed -n 's/^postgresql:host=\([^ ]*\) .*/\1/p' <<<"$url")
+  store_arg="--store \"$url\""
+  # The server's socket lives under /tmp, which PrivateTmp= hides.
+  pg_lines="BindReadOnlyPaths=$pgdir"
+else
+  url=sqlite:$(harness_state_dir cluster)/cluster.db
+fi
+
+inspect() { "$bin" --store "$url" --inspect 2>/dev/null; }
+holder() { inspect | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
+holder_is() { [[ $(holder) == "$1" ]]; }
+has_holder() { [[ -n $(holder) ]]; }
+overlaps() { inspect | sed -n 's/.* overlaps=\([0-9]*\)$/\1/p'; }
+unit_of() { echo "sdlive-cluster@$1.service"; }
+other() { [[ $1 == a ]] && echo b || echo a; }
+log_of() { echo "$HARNESS_LOG_DIR/$(unit_of "$1").log"; }
+# log_since <node> <line offset> <regex>: the node logged it after the offset.
+log_since() { tail -n "+$(($2 + 1))" -- "$(log_of "$1")" | grep -q -- "$3"; }
+log_lines() { wc -l <"$(log_of "$1")" 2>/dev/null || echo 0; }
+
+# configure <extra args...>: scaled arguments for both instances; restart.
+configure() {
+  local node
+  for node in a b; do
+    harness_exec_start "$(unit_of "$node")" --lease 3s --election-poll 500ms --maintenance-interval 500ms \
+      --maintenance-rate 100 --seed-inventory 20000 "$store_arg" "$@"
+    harness_dropin "$(unit_of "$node")" 30-cluster "Environment=SDLIVE_SPIN_ELECTION_FILE=$HARNESS_WEDGE_DIR/%n.spin
+$pg_lines"
+  done
+  harness_reload
+  systemctl --user stop "$A" "$B"
+  harness_start_units "$A"
+  harness_wait 10 "a leads" holder_is a
+  harness_start_units "$B"
+  harness_wait 5 "b waits" log_since b 0 'standby: lease "cluster" held by a'
+}
+
+# healthy_for <seconds>: both active, no new death, the same leader throughout.
+healthy_for() {
+  local end=$(($(harness_now_us) + $1 * 1000000)) leader da db
+  leader=$(holder) da=$(harness_death_count "$A") db=$(harness_death_count "$B")
+  [[ -n $leader ]] || harness_fail "no leader"
+  while (($(harness_now_us) < end)); do
+    harness_expect "$A" ActiveState active
+    harness_expect "$B" ActiveState active
+    (($(harness_death_count "$A") == da && $(harness_death_count "$B") == db)) ||
+      harness_fail "a member died: $(harness_deaths "$A") / $(harness_deaths "$B")"
+    [[ $(holder) == "$leader" ]] || harness_fail "leadership moved from $leader without cause"
+    sleep 0.25
+  done
+}
+
+# wedge_failover <label>: prints the failover time in ms.
+wedge_failover() {
+  local leader standby unit deaths t0 ms offset
+  leader=$(holder) standby=$(other "$(holder)")
+  unit=$(unit_of "$leader")
+  deaths=$(harness_death_count "$unit") offset=$(log_lines "$leader")
+  touch -- "$(harness_wedge_file "$unit")"
+  t0=$(harness_now_us)
+  harness_wait 15 "$standby takes over from the wedged $leader" holder_is "$standby"
+  ms=$(harness_ms_since "$t0")
+  harness_wait 10 "$unit killed by the watchdog" \
+    bash -c "(( \$(wc -l < '$HARNESS_LOG_DIR/deaths/$unit') > $deaths ))"
+  rm -f -- "$(harness_wedge_file "$unit")"
+  [[ $(harness_deaths "$unit" | tail -n 1) =~ ^watchdog\ (killed|dumped)\ ABRT$ ]] ||
+    harness_fail "$unit: died as \"$(harness_deaths "$unit" | tail -n 1)\", expected watchdog ABRT"
+  if [[ $1 == on ]]; then
+    log_since "$leader" "$offset" 'health gate closed' || harness_fail "$leader: the health gate never closed"
+  else
+    ! log_since "$leader" "$offset" 'health gate closed' || harness_fail "$leader: gate closed while off"
+  fi
+  harness_wait 10 "$unit restarted" harness_prop_is "$unit" ActiveState active
+  harness_wait 5 "$leader waits again" log_since "$leader" "$offset" "standby: lease \"cluster\" held by $standby"
+  echo "$ms"
+}
+
+harness_log "backend $backend, store $url"
+
+# 1 -----------------------------------------------------------------------
+configure --health-gate 0
+healthy_for 10
+echo "1. one leader ($(holder)), the other waits; no restart over 10 x WatchdogSec"
+
+# 2 -----------------------------------------------------------------------
+off_ms=$(wedge_failover off)
+off_bound=$((WD_MS + LEASE_MS + POLL_MS))
+configure
+on_ms=$(wedge_failover on)
+# Gate: stale threshold WatchdogSec/2, 2 checks every stale/4, keepalive age
+# exact to one pet interval (WatchdogSec/6).
+stale=$((WD_MS / 2))
+on_bound=$((stale + 2 * stale / 4 + WD_MS / 6 + LEASE_MS + POLL_MS))
+echo "2. wedged leader, failover: gate off ${off_ms} ms (bound WatchdogSec+lease+poll = ${off_bound} ms);" \
+  "gate on ${on_ms} ms (bound stale+2 checks+pet+lease+poll = ${on_bound} ms)"
+((off_ms <= off_bound + SLACK_MS)) || harness_fail "ungated failover ${off_ms} ms > ${off_bound} ms + ${SLACK_MS}"
+((on_ms <= on_bound + SLACK_MS)) || harness_fail "gated failover ${on_ms} ms > ${on_bound} ms + ${SLACK_MS}"
+
+# 4 -----------------------------------------------------------------------
+leader=$(holder) standby=$(other "$(holder)")
+t0=$(harness_now_us)
+systemctl --user stop "$(unit_of "$leader")"
+harness_wait 5 "$standby takes over from the stopped $leader" holder_is "$standby"
+ms=$(harness_ms_since "$t0")
+[[ $(harness_deaths "$(unit_of "$leader")" | tail -n 1) == "success exited 0" ]] ||
+  harness_fail "$leader stopped as \"$(harness_deaths "$(unit_of "$leader")" | tail -n 1)\""
+((ms <= POLL_MS + SLACK_MS)) || harness_fail "takeover after stop took ${ms} ms, more than one poll (${POLL_MS} ms)"
+echo "4. systemctl stop $leader: $standby leads after ${ms} ms (one poll: ${POLL_MS} ms)"
+harness_start_units "$(unit_of "$leader")"
+
+# 5 -----------------------------------------------------------------------
+if [[ $backend == postgresql ]]; then
+  ra=$(harness_prop "$A" NRestarts) rb=$(harness_prop "$B" NRestarts)
+  bash "$pg" down "$HARNESS_RUN" >/dev/null
+  sleep 2
+  bash "$pg" up "$HARNESS_RUN" >/dev/null
+  harness_wait 15 "a leader after the PostgreSQL restart" has_holder
+  healthy_for 3
+  harness_expect "$A" NRestarts "$ra"
+  harness_expect "$B" NRestarts "$rb"
+  [[ $(overlaps) == 0 ]] || harness_fail "two leaders' writes overlap: $(inspect)"
+  echo "5. PostgreSQL restarted under the pair: no crash, $(holder) leads, overlaps 0"
+fi
+
+# 6 (issue 6) -------------------------------------------------------------
+standby=$(other "$(holder)")
+unit=$(unit_of "$standby")
+deaths=$(harness_death_count "$unit")
+touch -- "$HARNESS_WEDGE_DIR/$unit.spin"
+t0=$(harness_now_us)
+harness_wait 10 "the spinning $unit is killed" bash -c "(( \$(wc -l < '$HARNESS_LOG_DIR/deaths/$unit') > $deaths ))"
+ms=$(harness_ms_since "$t0")
+rm -f -- "$HARNESS_WEDGE_DIR/$unit.spin"
+[[ $(harness_deaths "$unit" | tail -n 1) =~ ^watchdog\ (killed|dumped)\ ABRT$ ]] ||
+  harness_fail "$unit: died as \"$(harness_deaths "$unit" | tail -n 1)\", expected watchdog ABRT"
+grep -q "^$unit: Watchdog timeout" "$HARNESS_LOG_DIR/manager.log" || harness_fail "no watchdog timeout logged for $unit"
+harness_wait 10 "$unit restarted" harness_prop_is "$unit" ActiveState active
+echo "6. spinning election loop (petting, no attempts) on $standby: killed by the watchdog after ${ms} ms" \
+  "(limit 3 x poll + WatchdogSec = $((3 * POLL_MS + WD_MS)) ms), restarted"
+
+# 3 -----------------------------------------------------------------------
+for node in a b; do harness_dropin "$(unit_of "$node")" 40-pause "WatchdogSec=30s"; done
+configure
+leader=$(holder) standby=$(other "$(holder)")
+offset=$(log_lines "$leader")
+pid=$(harness_prop "$(unit_of "$leader")" MainPID)
+sleep 1   # let the leader's first pass get going
+kill -STOP "$pid"
+t0=$(harness_now_us)
+harness_wait 10 "$standby takes over from the paused $leader" holder_is "$standby"
+ms=$(harness_ms_since "$t0")
+sleep 0.5
+kill -CONT "$pid"
+harness_wait 5 "$leader notices the loss" log_since "$leader" "$offset" 'lease lost'
+harness_wait 5 "$leader waits again" log_since "$leader" "$offset" "standby: lease \"cluster\" held by $standby"
+rejected=$(tail -n "+$((offset + 1))" -- "$(log_of "$leader")" | grep -c 'write rejected by fencing' || true)
+((rejected >= 1)) || harness_fail "$leader resumed without a fenced write being rejected"
+[[ $(overlaps) == 0 ]] || harness_fail "two leaders' writes overlap: $(inspect)"
+harness_expect "$(unit_of "$leader")" ActiveState active
+echo "3. $leader paused past its lease: $standby led after ${ms} ms; on resume $rejected write(s) rejected by" \
+  "the fence, $leader back to standby; $(inspect | tail -n 1)"
+
+echo "PASS ($backend)"

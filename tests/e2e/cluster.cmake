@@ -1,0 +1,15 @@
+# The cluster daemon's end-to-end scenarios (cluster-failover.sh), once per
+# store. Included from tests/e2e/CMakeLists.txt.
+foreach(backend sqlite postgresql)
+  if(backend STREQUAL "postgresql" AND NOT SDLIVE_STORE_HAVE_POSTGRES)
+    continue()
+  endif()
+  add_test(NAME e2e.cluster-failover-${backend}
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-failover.sh ${backend})
+  set_tests_properties(e2e.cluster-failover-${backend} PROPERTIES
+    LABELS "e2e;cluster"
+    RUN_SERIAL TRUE
+    TIMEOUT 180
+    SKIP_RETURN_CODE 77
+    ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-failover-${backend}")
+endforeach()
