@@ -135,13 +135,14 @@ harness_units() {
   done
 }
 
-# harness_unit_of <daemon>: the unit to start for a daemon ("e2e" instance
-# for template units), or nothing when this build did not ship it.
+# harness_unit_of <daemon> [instance]: the unit to start for a daemon
+# (template units: that instance, default "e2e"), or nothing when this build
+# did not ship it.
 harness_unit_of() {
   if [[ -e $HARNESS_STAGE$HARNESS_UNIT_DIR/sdlive-$1.service ]]; then
     echo "sdlive-$1.service"
   elif [[ -e $HARNESS_STAGE$HARNESS_UNIT_DIR/sdlive-$1@.service ]]; then
-    echo "sdlive-$1@e2e.service"
+    echo "sdlive-$1@${2:-e2e}.service"
   fi
 }
 
@@ -248,7 +249,7 @@ harness_state_dir() { echo "$XDG_CONFIG_HOME/private/sdlive-$1"; }
 # <log>/<unit>.log, a death record, the fault-injection files,
 # RestartSec=500ms and, only where the shipped unit arms it,
 # WatchdogSec=$SDLIVE_E2E_WATCHDOG; then test-sized daemon intervals
-# (harness_scaled_args; template units as their "e2e" instance).
+# (harness_scaled_args; for template units, on every instance).
 harness_units_install() {
   local unit lines args
   mkdir -p -- "$HARNESS_UNIT_HOME"
@@ -266,7 +267,6 @@ RestartSec=500ms"
     harness_dropin "$unit" 10-e2e "$lines"
   done
   for unit in $(harness_units); do
-    [[ $unit == *@.service ]] && unit=${unit%@.service}@e2e.service
     args=$(harness_scaled_args "$unit")
     [[ -z $args ]] || harness_exec_start "$unit" $args
   done
