@@ -87,11 +87,11 @@ bool sdlive_progress_check(sdlive *d, uint64_t now) {
 
         (void) pthread_mutex_lock(&d->progress_lock);
         stalled = find_stalled(d, now, &silence);
-        if (stalled && !d->stall_reported) {
-                d->stall_reported = true;
+        if (stalled && !atomic_load(&d->stall_reported)) {
+                atomic_store(&d->stall_reported, true);
                 report_stall(d, stalled, silence);
-        } else if (!stalled && d->stall_reported) {
-                d->stall_reported = false;
+        } else if (!stalled && atomic_load(&d->stall_reported)) {
+                atomic_store(&d->stall_reported, false);
                 report_recovery(d);
         }
         (void) pthread_mutex_unlock(&d->progress_lock);
@@ -126,8 +126,18 @@ SDLIVE_EXPORT int sdlive_progress_register(sdlive *d, const char *name,
 }
 
 SDLIVE_EXPORT void sdlive_progress_beat(sdlive_progress *p) {
-        if (p)
-                atomic_store_explicit(&p->last_beat, sdlive_now(p->owner), memory_order_release);
+        sdlive *d;
+
+        if (!p)
+                return;
+        d = p->owner;
+        atomic_store_explicit(&p->last_beat, sdlive_now(d), memory_order_release);
+        /* While keepalives are withheld, a beat makes the next pet due at
+         * once: a recovered daemon must not wait out another interval with
+         * the manager's timer already running low. */
+        if (atomic_load_explicit(&d->stall_reported, memory_order_relaxed) &&
+            atomic_load_explicit(&d->next_due, memory_order_relaxed) != SDLIVE_NOT_TRACKED)
+                atomic_store_explicit(&d->next_due, 0, memory_order_relaxed);
 }
 
 SDLIVE_EXPORT void sdlive_progress_park(sdlive_progress *p) {

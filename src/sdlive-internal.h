@@ -62,7 +62,7 @@ struct sdlive {
 
         /* Progress (progress.c). */
         pthread_mutex_t progress_lock;
-        bool stall_reported;               /* guarded by progress_lock */
+        _Atomic bool stall_reported;       /* written under progress_lock */
         struct sdlive_progress loops[SDLIVE_PROGRESS_MAX];
 
         /* Last STATUS= text the daemon set, re-sent on stall recovery. */

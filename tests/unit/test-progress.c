@@ -155,17 +155,11 @@ static void test_stall_withholds_and_recovers(void **state) {
         assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
         assert_true(age >= 50 * SEC);
 
-        /* Recovery: keepalives resume at the next due pet, at most one
-         * interval later, and the daemon's status comes back. */
+        /* Recovery: the beat makes the very next pet send (the manager's
+         * timer has been running down meanwhile), and the daemon's status
+         * comes back. */
         sdlive_progress_beat(p);
-        {
-                int waited = 0;
-                while (pet_after(f, waited ? 1 * SEC : 0) == 0) {
-                        sdlive_progress_beat(p);
-                        assert_true(++waited <= 10);
-                }
-                print_message("recovery keepalive %d s after the beat\n", waited);
-        }
+        assert_true(pet_after(f, 0) > 0);
         s = collect(f);
         assert_int_equal(s.keepalives, 1);
         assert_int_equal(s.statuses, 1);
