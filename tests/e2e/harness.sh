@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # harness.sh: a private systemd user manager for end-to-end tests, following
 # DESIGN.md "Testing under a real systemd manager". Sourced by the scenario
 # scripts and by scripts/demo.sh; needs bash and root.
@@ -22,7 +23,11 @@
 #   SDLIVE_E2E_WATCHDOG   scaled WatchdogSec= for armed units (default 1s)
 #   CI=true               a harness that cannot start fails instead of skipping
 #
-# Teardown (manager exit, kill, unmount) always runs, from an EXIT trap.
+# Teardown (manager exit, kill, unmount) always runs, from an EXIT trap. A
+# scenario that sets its own EXIT trap must call harness_teardown from it,
+# with nothing before it that can fail. Should the script die without its
+# trap, the manager still gets SIGTERM (parent-death signal) and stops its
+# units.
 
 set -euo pipefail
 
@@ -293,8 +298,9 @@ harness_start() {
     command -v systemctl >/dev/null || harness_unavailable "systemctl not found"
     unshare -m --propagation private true 2>/dev/null ||
       harness_unavailable "unshare -m is not permitted here"
+    # Should whoever runs this die, the run in the namespace gets SIGTERM.
     export SDLIVE_E2E_NAMESPACE=1
-    exec unshare -m --propagation private -- "$BASH" "$0" "$@"
+    exec setpriv --pdeathsig TERM unshare -m --propagation private -- "$BASH" "$0" "$@"
   fi
 
   trap harness_teardown EXIT
@@ -322,8 +328,11 @@ harness_start() {
     chmod 0000 dir reg fifo sock chr blk
   ) || harness_unavailable "cannot create /run/systemd/inaccessible"
 
-  # Everything else of ours lives on one tmpfs under /run, visible to units.
-  HARNESS_RUN=$(mktemp -d /run/sdlive-e2e.XXXXXX)
+  # Everything else of ours lives on one tmpfs under /run, visible to units;
+  # its mount point is on the namespace's own /run/systemd, so nothing of
+  # this run is ever left on the host.
+  HARNESS_RUN=/run/systemd/sdlive-e2e
+  mkdir -m 0755 -- "$HARNESS_RUN"
   harness_mount -t tmpfs -o mode=0755 tmpfs "$HARNESS_RUN"
   mkdir -m 0755 "$HARNESS_RUN/xdg-runtime" "$HARNESS_RUN/wedge"
   harness_mount -t tmpfs -o mode=0700 tmpfs "$HARNESS_RUN/xdg-runtime"
@@ -369,13 +378,15 @@ harness_manager_answers() { systemctl --user show -p Version >/dev/null 2>&1; }
 harness_manager_start() {
   # Outside PID 1 the manager logs only to a terminal at /dev/console: give
   # it a pseudo-terminal recorded by script(1), bound over /dev/console.
+  # Should this shell die without its EXIT trap, SIGTERM reaches script(1)
+  # and the manager, which then stops its units and exits.
   # A clean environment: the user manager hands its own to every unit.
   env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb \
     XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" XDG_CONFIG_HOME="$XDG_CONFIG_HOME" \
     XDG_STATE_HOME="$HARNESS_RUN/state" XDG_CACHE_HOME="$HARNESS_RUN/cache" \
     XDG_DATA_HOME="$HARNESS_RUN/data" \
-    script --quiet --flush --command \
-    "mount --bind \"\$(tty)\" /dev/console && exec $HARNESS_MANAGER --user --log-target=console --log-level=debug --log-color=no" \
+    setpriv --pdeathsig TERM script --quiet --flush --command \
+    "mount --bind \"\$(tty)\" /dev/console && exec setpriv --pdeathsig TERM $HARNESS_MANAGER --user --log-target=console --log-level=debug --log-color=no" \
     "$HARNESS_LOG_DIR/manager.log" </dev/null >/dev/null 2>&1 &
   HARNESS_SCRIPT_PID=$!
   HARNESS_MOUNTS+=(/dev/console)
@@ -419,6 +430,5 @@ harness_teardown() {
   for ((i = ${#HARNESS_MOUNTS[@]} - 1; i >= 0; i--)); do
     umount -l -- "${HARNESS_MOUNTS[i]}" 2>/dev/null
   done
-  [[ -n ${HARNESS_RUN:-} ]] && rmdir -- "$HARNESS_RUN" 2>/dev/null
   exit "$rc"
 }
