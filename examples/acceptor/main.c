@@ -190,8 +190,8 @@ static int serve(sdlive *d, int signal_fd, int listen_fd, const char *path) {
         }
 }
 
-int main(int argc, char **argv) {
-        char *path = parse_options(argc, argv);
+/* Serves on path until stopped; returns the exit status. */
+static int run(const char *path) {
         char *dir = strdup(path);
         int signal_fd, listen_fd, status;
         sdlive *d;
@@ -232,6 +232,13 @@ int main(int argc, char **argv) {
                 log_warning("cannot remove %s: %s", path, strerror(errno));
         close(signal_fd);
         sdlive_free(d);
+        return status;
+}
+
+int main(int argc, char **argv) {
+        char *path = parse_options(argc, argv);
+        int status = run(path);
+
         free(path);
         return status;
 }
