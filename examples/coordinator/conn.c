@@ -140,9 +140,19 @@ static bool take_inflight(struct session *s, uint64_t run, uint64_t job, uint32_
         return false;
 }
 
+/* The runs table alone says whether a run is still unfinished (one row per
+ * run); store_run_read() aggregates over the jobs, so it is only called
+ * once the run is complete. */
 static void log_if_run_complete(struct session *s, uint64_t run) {
+        uint64_t unfinished[16];
         struct store_run info;
+        int n = store_runs_unfinished(s->store, unfinished, 16);
 
+        if (n < 0 || n == 16)
+                return;
+        for (int i = 0; i < n; i++)
+                if (unfinished[i] == run)
+                        return;
         if (store_run_read(s->store, run, &info) >= 0 && info.done_count == info.total)
                 log_notice("coordinator: run %" PRIu64 " complete: %u jobs, %u redelivered, "
                            "%u executed more than once",
