@@ -51,6 +51,8 @@ typedef struct cluster_options {
         /* Job coordinator (docs/jobs.md): on when a listener is given. */
         struct coordinator_config jobs;
         uid_t allowed_uids[ALLOWED_UIDS_MAX];
+        char *derived_url;                 /* owned defaults, freed at exit */
+        char *derived_node;
 } cluster_options;
 
 static void usage(void) {
@@ -245,7 +247,7 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
 }
 
 /* Fills in the defaults that depend on the environment. Exits 2 when
- * something cannot be derived. The strings returned stay allocated. */
+ * something cannot be derived. Derived strings are owned by o. */
 static void resolve_defaults(cluster_options *o) {
         char host[256] = "", *url, *state_dir;
         const char *env = getenv("SDLIVE_NODE");
@@ -259,7 +261,7 @@ static void resolve_defaults(cluster_options *o) {
                         exit(EXIT_FAILURE);
                 }
                 free(state_dir);
-                o->store_url = url;
+                o->store_url = o->derived_url = url;
         }
         if (!o->node && env && env[0])
                 o->node = env;
@@ -272,7 +274,7 @@ static void resolve_defaults(cluster_options *o) {
                         log_error("out of memory");
                         exit(EXIT_FAILURE);
                 }
-                o->node = node;
+                o->node = o->derived_node = node;
         }
         if (!o->node[0] || strlen(o->node) > STORE_NAME_MAX)
                 cli_usage_error("--node: the name must have 1 to %d bytes", STORE_NAME_MAX);
@@ -412,8 +414,10 @@ int main(int argc, char **argv) {
 
         parse_options(argc, argv, &o);
         resolve_defaults(&o);
-        if (o.inspect)
-                return inspect(o.store_url);
+        if (o.inspect) {
+                status = inspect(o.store_url);
+                goto out;
+        }
 
         fault_switch_init(&wedge, "cluster main loop", o.wedge_file, "SDLIVE_WEDGE_FILE");
         c.wedge = &wedge;
@@ -483,5 +487,7 @@ out:
         m = monitor_stop(m);
         store_close(c.store);
         sdlive_free(c.d);
+        free(o.derived_url);
+        free(o.derived_node);
         return status;
 }
