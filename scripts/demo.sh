@@ -46,6 +46,7 @@ for daemon in worker cleaner sentinel acceptor; do
   [[ -n $unit ]] && units+=("$unit")
 done
 cluster=$(harness_unit_of cluster node1)
+standby=$(harness_unit_of cluster node2)
 [[ -n $cluster ]] && units+=("$cluster")
 worker=$(harness_unit_of worker)
 [[ -n $worker ]] || harness_fail "the worker is not in this build"
@@ -58,17 +59,59 @@ done
 echo "  (this demo scales WatchdogSec=60s down to $SDLIVE_E2E_WATCHDOG with drop-ins)"
 
 harness_units_install
+if [[ -n $cluster ]]; then
+  # A killed leader comes back only after the standby has taken over, so the
+  # failover shown is the standby's, not a race for the expired lease.
+  # An inventory of 5000 blobs gives the leader's maintenance pass work.
+  for unit in "$cluster" "$standby"; do
+    harness_dropin "$unit" 30-demo "RestartSec=5s"
+    harness_exec_start "$unit" "$(harness_scaled_args "$unit") --seed-inventory 5000"
+  done
+  harness_reload
+fi
 say "Starting ${#units[@]} daemons under a private systemd manager"
 harness_start_units "${units[@]}"
 sleep 3
 harness_show "${units[@]}"
 
-# Extension point: the cluster failover (a second member, a wedged leader,
-# the standby taking over). For now: who leads.
+# The cluster failover: a second member stands by, the leader's main loop
+# wedges (its lease refresher thread still runs), the watchdog kills it, the
+# lease expires, the standby takes over.
 demo_cluster_failover() {
   [[ -n $cluster ]] || return 0
-  say "Cluster: one member, elected leader"
-  harness_show "$cluster"
+  local bin url leader follower t0 ms="" deaths
+  bin=$(harness_binary cluster)
+  url=sqlite:$(harness_state_dir cluster)/cluster.db
+  holder() { "$bin" --store "$url" --inspect 2>/dev/null | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
+  has_holder() { [[ -n $(holder) ]]; }
+
+  say "Cluster: a second member joins; one leads, the other stands by"
+  harness_start_units "$standby"
+  units+=("$standby")
+  harness_wait 10 "a leader" has_holder
+  sleep 1
+  harness_show "$cluster" "$standby"
+  leader=$(holder)
+  follower=$([[ $leader == node1 ]] && echo node2 || echo node1)
+
+  say "Wedging the leader, sdlive-cluster@$leader (lease 3s, election poll 500ms)"
+  local unit=sdlive-cluster@$leader.service
+  deaths=$(harness_death_count "$unit")
+  touch -- "$(harness_wedge_file "$unit")"
+  t0=$(harness_now_us)
+  while [[ -z $ms ]] || (($(harness_death_count "$unit") == deaths)); do
+    (($(harness_ms_since "$t0") < 20000)) || harness_fail "no failover within 20 s"
+    (($(harness_death_count "$unit") > deaths)) && rm -f -- "$(harness_wedge_file "$unit")"
+    [[ -z $ms && $(holder) == "$follower" ]] && ms=$(harness_ms_since "$t0")
+    sleep 0.05
+  done
+  rm -f -- "$(harness_wedge_file "$unit")"
+  echo "  $unit: $(harness_deaths "$unit" | tail -n 1)"
+  echo "  sdlive-cluster@$follower leads after ${ms} ms" \
+    "(bound: health-gate stale + lease + poll, at most WatchdogSec + lease + poll = 5500 ms)"
+  "$bin" --store "$url" --inspect 2>/dev/null | sed 's/^/  store: /'
+  sleep 1
+  harness_show "$cluster" "$standby"
 }
 
 say "Wedging the worker's main loop (its executor thread keeps running)"
