@@ -13,3 +13,14 @@ foreach(backend sqlite postgresql)
     SKIP_RETURN_CODE 77
     ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-failover-${backend}")
 endforeach()
+
+# One leader's maintenance pass over 100,000 inventory items at
+# WatchdogSec=1s: pets per item, never killed.
+add_test(NAME e2e.cluster-large-pass
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-large-pass.sh)
+set_tests_properties(e2e.cluster-large-pass PROPERTIES
+  LABELS "e2e;cluster"
+  RUN_SERIAL TRUE
+  TIMEOUT 120
+  SKIP_RETURN_CODE 77
+  ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-large-pass")
