@@ -52,7 +52,6 @@ void *conn_main(void *userdata);
 
 /* Stops the coordinator by itself with result r (first caller wins). */
 void coordinator_fail(struct coordinator *c, int r);
-bool coordinator_stopping(const struct coordinator *c);
 /* Joins the connection threads that have returned, so finished
  * connections do not pile up; the listener calls it between accepts. */
 void coordinator_reap_finished(struct coordinator *c);

@@ -3,7 +3,6 @@
 #include "coordinator-internal.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,12 +280,6 @@ void coordinator_kick_all(struct coordinator *c) {
         for (struct conn *k = c->conns; k; k = k->next)
                 (void) !write(k->kick_fd, &one, sizeof(one));
         pthread_mutex_unlock(&c->lock);
-}
-
-bool coordinator_stopping(const struct coordinator *c) {
-        struct pollfd p = { .fd = c->stop_fd, .events = POLLIN };
-
-        return poll(&p, 1, 0) > 0;
 }
 
 void coordinator_fail(struct coordinator *c, int r) {
