@@ -8,7 +8,7 @@
  * overlap of two leaders' writes.
  *
  *   jobs-faults --cluster BIN --worker BIN --scenario NAME [--runs K]
- *               [--seed S] [--jobs N] [--workers W] [--payload P]
+ *               [--seed S] [--jobs N] [--workers W] [--payload P] [--store URL]
  *
  * Scenarios: kill (SIGKILL a worker; it is restarted as systemd would),
  * stop (SIGSTOP a worker: half-open; reaped within timeout + one poll;
@@ -18,7 +18,8 @@
  * standby leads, then SIGCONT: its writes are fenced), random (1-3 of the
  * above per run from a seeded generator; SDLIVE_FAULT_SEED overrides
  * --seed). Times are scaled: worker timeout 1 s, heartbeats 300 ms, lease 2 s.
- * Exit status 0 when every run passed.
+ * --store shares one store (PostgreSQL) across the rounds: each round checks
+ * the run it created. Exit status 0 when every run passed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +60,7 @@ struct proc {
 
 struct options {
         const char *cluster, *worker, *scenario, *payload;
+        const char *store_url; /* NULL: a SQLite file per round */
         unsigned runs, workers;
         uint32_t jobs;
         uint64_t seed;
@@ -73,9 +75,10 @@ struct totals {
 
 struct run {
         const struct options *o;
-        char dir[64], url[128], sock[2][96];
+        char dir[64], url[512], sock[2][96];
         struct proc leaders[2], workers[WORKERS_MAX];
         struct store *store;
+        uint64_t run; /* the run this round created */
         int64_t reap_max_ms;
         bool failed;
 };
@@ -241,12 +244,19 @@ static bool has_leader(struct run *r, void *arg) {
 
 static bool run_exists(struct run *r, void *arg) {
         struct store_run info;
-        return store_run_read(r->store, 1, &info) >= 0;
+        uint64_t ids[2];
+
+        /* Runs of earlier rounds on a shared store are finished: the only
+         * unfinished one is this round's. */
+        if (store_runs_unfinished(r->store, ids, 2) < 1)
+                return false;
+        r->run = ids[0];
+        return store_run_read(r->store, r->run, &info) >= 0;
 }
 
 static uint32_t done_count(struct run *r) {
         struct store_run info;
-        return store_run_read(r->store, 1, &info) >= 0 ? info.done_count : 0;
+        return store_run_read(r->store, r->run, &info) >= 0 ? info.done_count : 0;
 }
 
 static bool reached(struct run *r, void *arg) {
@@ -265,7 +275,7 @@ static void scan_held(struct run *r, struct held *h) {
 
         h->n = 0;
         for (uint32_t i = 0; i < r->o->jobs && h->n < 64; i++)
-                if (store_job_read(r->store, 1, i, &j) >= 0 && j.status == STORE_JOB_ASSIGNED &&
+                if (store_job_read(r->store, r->run, i, &j) >= 0 && j.status == STORE_JOB_ASSIGNED &&
                     strcmp(j.worker, h->worker) == 0) {
                         h->job[h->n] = i;
                         h->attempt[h->n++] = j.attempt;
@@ -278,7 +288,7 @@ static bool released(struct run *r, void *arg) {
         struct store_job j;
 
         for (uint32_t i = 0; i < h->n; i++)
-                if (store_job_read(r->store, 1, h->job[i], &j) < 0 ||
+                if (store_job_read(r->store, r->run, h->job[i], &j) < 0 ||
                     (j.status == STORE_JOB_ASSIGNED && j.attempt == h->attempt[i] &&
                      strcmp(j.worker, h->worker) == 0))
                         return false;
@@ -390,12 +400,12 @@ static void verify(struct run *r, struct totals *t) {
         uint32_t done = 0, missing = 0;
         uint64_t runs[4];
 
-        if (store_run_read(r->store, 1, &info) < 0) {
-                fail(r, "run 1 unreadable: %s", store_errmsg(r->store));
+        if (store_run_read(r->store, r->run, &info) < 0) {
+                fail(r, "run %" PRIu64 " unreadable: %s", r->run, store_errmsg(r->store));
                 return;
         }
         for (uint32_t i = 0; i < r->o->jobs; i++) {
-                if (store_job_read(r->store, 1, i, &j) < 0 || j.status != STORE_JOB_DONE)
+                if (store_job_read(r->store, r->run, i, &j) < 0 || j.status != STORE_JOB_DONE)
                         missing++;
                 else
                         done++;
@@ -434,7 +444,10 @@ static void one_run(const struct options *o, unsigned number, const enum fault *
                 perror("mkdtemp");
                 exit(2);
         }
-        snprintf(r.url, sizeof(r.url), "sqlite:%s/store.db", r.dir);
+        if (o->store_url)
+                snprintf(r.url, sizeof(r.url), "%s", o->store_url);
+        else
+                snprintf(r.url, sizeof(r.url), "sqlite:%s/store.db", r.dir);
         for (int i = 0; i < 2; i++)
                 snprintf(r.sock[i], sizeof(r.sock[i]), "%s/leader-%c.sock", r.dir, 'a' + i);
         say("run %u: %u jobs (%s), %u workers, faults:", number, o->jobs, o->payload, o->workers);
@@ -509,7 +522,7 @@ static int scenario_fault(const char *name) {
 static void usage_exit(void) {
         fprintf(stderr, "usage: jobs-faults --cluster BIN --worker BIN --scenario "
                         "kill|stop|wedge|failover|failover-stop|random [--runs K] [--seed S] "
-                        "[--jobs N] [--workers W] [--payload P]\n");
+                        "[--jobs N] [--workers W] [--payload P] [--store URL]\n");
         exit(2);
 }
 
@@ -519,6 +532,7 @@ int main(int argc, char **argv) {
                 { "scenario", required_argument, NULL, 's' }, { "runs", required_argument, NULL, 'r' },
                 { "seed", required_argument, NULL, 'S' }, { "jobs", required_argument, NULL, 'n' },
                 { "workers", required_argument, NULL, 'W' }, { "payload", required_argument, NULL, 'p' },
+                { "store", required_argument, NULL, 'u' },
                 {}
         };
         struct options o = { .runs = 1, .workers = 3, .jobs = 1000, .seed = 20261129, .payload = "spin 2000" };
@@ -536,6 +550,7 @@ int main(int argc, char **argv) {
                 case 'n': o.jobs = (uint32_t) strtoul(optarg, NULL, 10); break;
                 case 'W': o.workers = (unsigned) strtoul(optarg, NULL, 10); break;
                 case 'p': o.payload = optarg; break;
+                case 'u': o.store_url = optarg; break;
                 default: usage_exit();
                 }
         }
