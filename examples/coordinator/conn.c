@@ -42,6 +42,7 @@ struct session {
         struct inflight inflight[COORDINATOR_WINDOW_MAX];
         unsigned n_inflight;
         int64_t claim_retry_at_ms; /* 0: claims allowed */
+        int64_t last_received_ms;  /* bounds how long a send may wait */
         bool idle;                 /* nothing pending at the last claim */
         uint64_t heartbeat_seq;
         char reason[160]; /* why the connection ended */
@@ -68,11 +69,12 @@ static int store_trouble(struct session *s, int r, const char *what) {
         return r;
 }
 
-/* Sends one frame; the peer's remaining window bounds the wait, so a
- * frozen worker cannot hold us past its deadline. */
+/* Sends one frame. The worker's remaining inactivity window bounds the
+ * wait for socket buffer space, so a frozen worker whose buffer is full
+ * cannot hold us past its deadline. */
 static int send_frame(struct session *s, const frame *f) {
-        int timeout = sdlive_peer_poll_timeout(s->peer);
-        int r = frame_send(s->k->fd, f, timeout > 0 ? timeout : 1);
+        int64_t left = s->last_received_ms + (int64_t) (s->c->cfg.worker_timeout_usec / 1000) - now_ms();
+        int r = frame_send(s->k->fd, f, left > 1 ? (int) (left > INT32_MAX ? INT32_MAX : left) : 1);
 
         if (r < 0) {
                 snprintf(s->reason, sizeof(s->reason), "sending %s: %s", frame_type_name(f->type),
@@ -269,6 +271,7 @@ static int receive(struct session *s) {
                 if (r == 0)
                         break;
                 sdlive_peer_received(s->peer);
+                s->last_received_ms = now_ms();
                 r = handle_frame(s, &f);
                 if (r < 0)
                         return r;
@@ -389,6 +392,7 @@ void *conn_main(void *userdata) {
                             &s.peer) < 0 ||
             frame_decoder_new(&s.dec) < 0)
                 goto out;
+        s.last_received_ms = now_ms();
         serve(&s);
         requeue_inflight(&s);
 out:

@@ -26,8 +26,9 @@ struct coordinator {
         bool listener_running;
         pthread_t listener;
 
-        pthread_mutex_t lock; /* guards conns and next_id */
+        pthread_mutex_t lock; /* guards conns, n_conns and next_id */
         struct conn *conns;
+        size_t n_conns;
         uint64_t next_id;
 
         struct {

@@ -228,10 +228,14 @@ int coordinator_adopt(struct coordinator *c, int fd, const char *origin) {
 
         pthread_mutex_lock(&c->lock);
         k->id = ++c->next_id;
-        r = -pthread_create(&k->thread, NULL, conn_main, k);
+        if (c->n_conns >= COORDINATOR_CONNECTIONS_MAX)
+                r = -EMFILE;
+        else
+                r = -pthread_create(&k->thread, NULL, conn_main, k);
         if (r == 0) {
                 k->next = c->conns;
                 c->conns = k;
+                c->n_conns++;
         }
         pthread_mutex_unlock(&c->lock);
         if (r < 0)
@@ -260,6 +264,7 @@ void coordinator_reap_finished(struct coordinator *c) {
                 struct conn *k = *p;
                 if (atomic_load(&k->finished)) {
                         *p = k->next;
+                        c->n_conns--;
                         k->next = done;
                         done = k;
                 } else

@@ -32,6 +32,8 @@
 
 #define COORDINATOR_WINDOW_DEFAULT 4
 #define COORDINATOR_WINDOW_MAX 64
+/* Worker connections served at once; more are refused (logged). */
+#define COORDINATOR_CONNECTIONS_MAX 256
 #define COORDINATOR_JOB_PAYLOAD_DEFAULT "noop"
 /* Where the cluster daemon listens unless told otherwise. */
 #define COORDINATOR_SOCKET_DEFAULT "/run/sdlive/coordinator.sock"
@@ -89,7 +91,8 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
 
 /* Serves an already connected stream socket as a worker connection and
  * takes ownership of fd (closed on failure too). No credential check:
- * the caller vouches for the peer. 0 or -errno. */
+ * the caller vouches for the peer. 0 or -errno (-EMFILE beyond
+ * COORDINATOR_CONNECTIONS_MAX connections). */
 int coordinator_adopt(struct coordinator *c, int fd, const char *origin);
 
 /* Polls readable once the coordinator stopped by itself (lease lost or a

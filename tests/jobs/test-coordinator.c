@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -491,6 +493,40 @@ static void unix_listener_checks_credentials(void **state) {
         assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+static void tcp_listener_serves_loopback(void **state) {
+        struct fixture *f = *state;
+        struct coordinator_config cfg = config(f);
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        char address[32];
+        struct coordinator *c = NULL;
+        frame_decoder *dec;
+        frame a;
+        int fd, r = -EADDRINUSE;
+
+        coordinator_stop(f->c);
+        f->c = NULL;
+        /* No port-0 query in the API: try a few ports until one is free. */
+        for (int i = 0; i < 20 && r == -EADDRINUSE; i++) {
+                sa.sin_port = htons((uint16_t) (20000 + (getpid() * 7 + i * 131) % 40000));
+                snprintf(address, sizeof(address), "127.0.0.1:%u", ntohs(sa.sin_port));
+                cfg.tcp_address = address;
+                r = coordinator_start(&c, f->d, &cfg);
+        }
+        assert_int_equal(r, 0);
+        f->c = c;
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "remote");
+        expect_assign(fd, dec, &a);
+        frame_decoder_free(dec);
+        close(fd);
+
+        /* A bad address is refused at start. */
+        cfg.tcp_address = "no-port";
+        assert_true(coordinator_start(&c, f->d, &cfg) < 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -506,6 +542,7 @@ int main(void) {
                 T(lease_loss_stops_the_coordinator),
                 T(new_leader_requeues_and_resumes),
                 T(unix_listener_checks_credentials),
+                T(tcp_listener_serves_loopback),
 #undef T
         };
 
