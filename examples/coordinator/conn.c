@@ -219,7 +219,12 @@ static int handle_frame(struct session *s, const frame *f) {
                                  f->hello.protocol, FRAME_PROTOCOL_VERSION);
                         return -EPROTONOSUPPORT;
                 }
+                /* The store keeps at most STORE_NAME_MAX bytes and a database
+                 * may insist on valid UTF-8: keep the name ASCII. */
                 snprintf(s->worker, sizeof(s->worker), "%s", f->hello.identity);
+                for (char *p = s->worker; *p; p++)
+                        if ((unsigned char) *p >= 0x80)
+                                *p = '?';
                 log_info("coordinator: worker %s connected (%s, connection %" PRIu64 ")",
                          s->worker, s->k->origin, s->k->id);
                 return 0;
