@@ -58,9 +58,12 @@ static int item_begin(struct pass *p, enum item_kind kind) {
         return 0;
 }
 
-/* Makes one fenced write: retries a store that is
- * briefly unavailable (petting while it waits), turns -ESTALE into
- * MAINTENANCE_LEASE_LOST. Returns 0 (with *changed counted), a
+/* Makes one fenced write: retries a store that is briefly unavailable
+ * (petting while it waits), turns -ESTALE into MAINTENANCE_LEASE_LOST.
+ * Retries go to the store, whose fence decides; the lease-lost flag is
+ * checked again before the next item. (A leader paused inside a write
+ * transaction finds its session ended by the server when it resumes: its
+ * retry is what meets the fence.) Returns 0 (with *changed counted), a
  * MAINTENANCE_* code or -errno. */
 static int write_item(struct pass *p, enum item_kind kind, int64_t id, const char *name, int64_t version,
                       uint64_t *changed) {
@@ -107,8 +110,6 @@ static int write_item(struct pass *p, enum item_kind kind, int64_t id, const cha
                         break;
                 if (sdlive_idle(m->d, delay) == SDLIVE_WAKE_STOP)
                         return MAINTENANCE_STOPPED;
-                if (m->lease_lost && m->lease_lost(m->userdata))
-                        return MAINTENANCE_LEASE_LOST;
                 delay *= 2;
         }
         log_warning("maintenance write to %s failed: %s", kind_names[kind], store_errmsg(m->store));

@@ -34,9 +34,6 @@
 /* Our statements take their own time far below this; the rest is slack
  * for a busy server. */
 #define QUERY_SLACK_USEC UINT64_C(4000000)
-/* A session stuck inside a transaction (its process stopped) is ended by
- * the server after this, releasing its row locks. */
-#define IDLE_IN_TRANSACTION_TIMEOUT "5s"
 
 /* Microseconds since the epoch on the database clock. */
 #define NOW_USEC "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
@@ -397,12 +394,21 @@ static int create_schema(struct store_pg *p) {
         return r;
 }
 
+/* The lock timeout bounds both sides of a lock: how long we wait for one,
+ * and how long the server lets a session of ours sit idle inside a
+ * transaction. A session whose process was stopped mid-transaction (a
+ * paused leader holding FOR SHARE on the lease row) is ended after that
+ * long, its locks released, so a standby's acquisition is never held up
+ * longer than it would wait for a lock anyway. */
 static int apply_lock_timeout(struct store_pg *p) {
         char ms[24];
         int r;
 
         snprintf(ms, sizeof ms, "%llu", (unsigned long long) (p->lock_timeout_usec / 1000));
-        r = exec(p, "set lock timeout", "SELECT set_config('lock_timeout', $1, false)", "t", ms);
+        r = exec(p, "set lock timeout",
+                 "SELECT set_config('lock_timeout', $1, false),"
+                 " set_config('idle_in_transaction_session_timeout', $1, false)",
+                 "t", ms);
         return r < 0 ? r : 0;
 }
 
@@ -430,7 +436,6 @@ static int connect_db(struct store_pg *p) {
         }
         PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
         r = exec_script(p, "configure session",
-                        "SET idle_in_transaction_session_timeout = '" IDLE_IN_TRANSACTION_TIMEOUT "';"
                         "SET client_min_messages = warning");
         if (r >= 0)
                 r = apply_lock_timeout(p);
