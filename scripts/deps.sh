@@ -4,10 +4,10 @@
 set -euo pipefail
 
 packages=(
-  gcc clang libclang-rt-14-dev cmake make pkg-config
+  gcc g++ clang libclang-rt-14-dev cmake make pkg-config binutils
   libsystemd-dev libcmocka-dev
   libsqlite3-dev libpq-dev postgresql
-  systemd util-linux procps psmisc
+  systemd util-linux bsdutils procps psmisc perl
 )
 
 missing=()
