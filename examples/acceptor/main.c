@@ -64,20 +64,11 @@ static char *parse_options(int argc, char **argv) {
                         if (!socket_path[0])
                                 cli_usage_error("--socket: empty path");
                         break;
-                case 'h':
-                        usage();
-                        exit(EXIT_SUCCESS);
-                case 'V':
-                        cli_print_version();
-                        exit(EXIT_SUCCESS);
-                case ':':
-                        cli_usage_error("option '%s' needs a value", argv[optind - 1]);
                 default:
-                        cli_usage_error("unknown option '%s'", argv[optind - 1]);
+                        cli_common_option(c, argc, argv, usage);
                 }
         }
-        if (optind < argc)
-                cli_usage_error("unexpected argument '%s'", argv[optind]);
+        cli_no_operands(argc, argv);
 
         if (socket_path)
                 path = strdup(socket_path);

@@ -120,20 +120,11 @@ static void parse_options(int argc, char **argv, cleaner_options *o) {
                 case OPT_WEDGE_FILE:
                         o->wedge_file = optarg;
                         break;
-                case 'h':
-                        usage();
-                        exit(EXIT_SUCCESS);
-                case 'V':
-                        cli_print_version();
-                        exit(EXIT_SUCCESS);
-                case ':':
-                        cli_usage_error("option '%s' needs a value", argv[optind - 1]);
                 default:
-                        cli_usage_error("unknown option '%s'", argv[optind - 1]);
+                        cli_common_option(c, argc, argv, usage);
                 }
         }
-        if (optind < argc)
-                cli_usage_error("unexpected argument '%s'", argv[optind]);
+        cli_no_operands(argc, argv);
 }
 
 /* Opens the blob directory: an explicit one must exist; the default one under

@@ -228,20 +228,11 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                                 cli_usage_error("--job-payload: 1 to 255 bytes");
                         o->jobs.job_payload = optarg;
                         break;
-                case 'h':
-                        usage();
-                        exit(EXIT_SUCCESS);
-                case 'V':
-                        cli_print_version();
-                        exit(EXIT_SUCCESS);
-                case ':':
-                        cli_usage_error("option '%s' needs a value", argv[optind - 1]);
                 default:
-                        cli_usage_error("unknown option '%s'", argv[optind - 1]);
+                        cli_common_option(c, argc, argv, usage);
                 }
         }
-        if (optind < argc)
-                cli_usage_error("unexpected argument '%s'", argv[optind]);
+        cli_no_operands(argc, argv);
         if (o->lease_usec < 3 * SDLIVE_USEC_PER_MSEC)
                 cli_usage_error("--lease: at least 3ms (it is renewed every third)");
 }

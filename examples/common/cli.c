@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sdlive.h>
 
@@ -87,4 +88,26 @@ int cli_require_dir(const char *what, const char *path) {
                 return -ENOTDIR;
         }
         return 0;
+}
+
+void cli_common_option(int c, int argc, char **argv, void (*usage)(void)) {
+        const char *option = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+        switch (c) {
+        case 'h':
+                usage();
+                exit(EXIT_SUCCESS);
+        case 'V':
+                cli_print_version();
+                exit(EXIT_SUCCESS);
+        case ':':
+                cli_usage_error("option '%s' needs a value", option);
+        default:
+                cli_usage_error("unknown option '%s'", option);
+        }
+}
+
+void cli_no_operands(int argc, char **argv) {
+        if (optind < argc)
+                cli_usage_error("unexpected argument '%s'", argv[optind]);
 }

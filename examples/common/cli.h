@@ -24,6 +24,14 @@ uint64_t cli_count(const char *option, const char *arg);
 /* Prints "<program> (sdlive <library version>)" to stdout. */
 void cli_print_version(void);
 
+/* The getopt_long() results every daemon treats alike, for the default case
+ * of its switch (optstring ":hV"): 'h' prints usage and exits 0, 'V' the
+ * version and exits 0, a missing value or an unknown option exits 2. */
+noreturn void cli_common_option(int c, int argc, char **argv, void (*usage)(void));
+
+/* Exits 2 when operands follow the options: the daemons take none. */
+void cli_no_operands(int argc, char **argv);
+
 /*
  * First directory listed in a systemd directory variable ($STATE_DIRECTORY,
  * $RUNTIME_DIRECTORY; several are separated by ':'). NULL when unset or

@@ -162,20 +162,11 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                         if (o->jobs.backoff_max_usec == 0)
                                 cli_usage_error("--reconnect-max: must be longer than 0");
                         break;
-                case 'h':
-                        usage();
-                        exit(EXIT_SUCCESS);
-                case 'V':
-                        cli_print_version();
-                        exit(EXIT_SUCCESS);
-                case ':':
-                        cli_usage_error("option '%s' needs a value", argv[optind - 1]);
                 default:
-                        cli_usage_error("unknown option '%s'", argv[optind - 1]);
+                        cli_common_option(c, argc, argv, usage);
                 }
         }
-        if (optind < argc)
-                cli_usage_error("unexpected argument '%s'", argv[optind]);
+        cli_no_operands(argc, argv);
 }
 
 static uint64_t monotonic_usec(void) {
