@@ -34,6 +34,8 @@
 /* A store call of the main loop waits at most this long for a lock. */
 #define LOCK_TIMEOUT_MAX_USEC SDLIVE_USEC_PER_SEC
 #define ALLOWED_UIDS_MAX 16
+#define SEED_ATTEMPTS 10
+#define SEED_RETRY_FIRST_USEC (100 * SDLIVE_USEC_PER_MSEC)
 
 typedef struct cluster_options {
         const char *store_url;             /* NULL: sqlite:$STATE_DIRECTORY/cluster.db */
@@ -299,15 +301,32 @@ static int inspect(const char *url) {
         return EXIT_SUCCESS;
 }
 
-static int seed(struct store *s, uint64_t n) {
-        uint64_t groups = n / 100 ? n / 100 : 1;
-        int r;
+static uint64_t min_u64(uint64_t a, uint64_t b) {
+        return a < b ? a : b;
+}
+
+/* Seeding needs the store now: a store that is briefly unavailable (locked
+ * by another member opening it, restarting) is retried with backoff, petting
+ * meanwhile, for up to SEED_ATTEMPTS tries. */
+static int seed(sdlive *d, struct store **s, const char *url, uint64_t lock_timeout_usec, uint64_t n) {
+        uint64_t groups = n / 100 ? n / 100 : 1, delay = SEED_RETRY_FIRST_USEC;
+        int r = 0;
 
         log_info("seeding the inventory: %llu blobs, %llu artifacts, %llu nodes", (unsigned long long) n,
                  (unsigned long long) groups, (unsigned long long) groups);
-        r = store_seed_inventory(s, n, 10 * groups, groups);
+        for (unsigned attempt = 1; attempt <= SEED_ATTEMPTS; attempt++) {
+                if (!*s && (r = store_open(url, s)) >= 0)
+                        store_set_lock_timeout(*s, lock_timeout_usec);
+                if (*s)
+                        r = store_seed_inventory(*s, n, 10 * groups, groups);
+                if (r >= 0 || store_error_class(r) != STORE_UNAVAILABLE)
+                        break;
+                if (sdlive_idle(d, delay) == SDLIVE_WAKE_STOP)
+                        return -ECANCELED;
+                delay = min_u64(2 * delay, SDLIVE_USEC_PER_SEC);
+        }
         if (r < 0)
-                log_error("cannot seed the inventory: %s", store_errmsg(s));
+                log_error("cannot seed the inventory: %s", store_errmsg(*s));
         return r;
 }
 
@@ -386,9 +405,6 @@ static int run(struct cluster *c) {
         }
 }
 
-static uint64_t min_u64(uint64_t a, uint64_t b) {
-        return a < b ? a : b;
-}
 
 int main(int argc, char **argv) {
         cluster_options o = {
@@ -437,7 +453,7 @@ int main(int argc, char **argv) {
         } else {
                 store_set_lock_timeout(c.store, c.lock_timeout_usec);
         }
-        if (o.seed > 0 && (!c.store || seed(c.store, o.seed) < 0))
+        if (o.seed > 0 && seed(c.d, &c.store, o.store_url, c.lock_timeout_usec, o.seed) < 0)
                 goto out;
 
         c.lease = (struct lease_config) {
