@@ -111,6 +111,8 @@ static void unavailable_store_until_expiry_signals_loss(void **state) {
         acquire_and_hold(f);
         assert_false(lost_within(f, TTL));
         assert_int_equal(sqlite3_open(f->t.path, &db), SQLITE_OK);
+        /* The refresher may be mid-refresh: wait for it, then lock it out. */
+        assert_int_equal(sqlite3_busy_timeout(db, 1000), SQLITE_OK);
         assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
         locked_at = test_now_usec();
 
