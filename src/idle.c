@@ -36,13 +36,18 @@ static int install_signal_handlers(sdlive *d) {
         sa.sa_handler = on_stop_signal;
         sa.sa_flags = SA_RESTART;
         (void) sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGTERM, &sa, &saved_sigterm) < 0 ||
-            sigaction(SIGINT, &sa, &saved_sigint) < 0) {
-                int r = -errno;
-                atomic_store(&signal_owner, NULL);
-                return r;
+        if (sigaction(SIGTERM, &sa, &saved_sigterm) < 0)
+                goto fail;
+        if (sigaction(SIGINT, &sa, &saved_sigint) < 0) {
+                int saved_errno = errno;
+                (void) sigaction(SIGTERM, &saved_sigterm, NULL);
+                errno = saved_errno;
+                goto fail;
         }
         return 0;
+fail:
+        atomic_store(&signal_owner, NULL);
+        return -errno;
 }
 
 static void restore_signal_handlers(sdlive *d) {

@@ -19,6 +19,7 @@
 
 void sdlive_progress_init(sdlive *d) {
         (void) pthread_mutex_init(&d->progress_lock, NULL);
+        atomic_init(&d->stalled_loop, NULL);
         for (size_t i = 0; i < SDLIVE_PROGRESS_MAX; i++)
                 atomic_init(&d->loops[i].last_beat, 0);
 }
@@ -87,11 +88,12 @@ bool sdlive_progress_check(sdlive *d, uint64_t now) {
 
         (void) pthread_mutex_lock(&d->progress_lock);
         stalled = find_stalled(d, now, &silence);
-        if (stalled && !atomic_load(&d->stall_reported)) {
-                atomic_store(&d->stall_reported, true);
+        atomic_store(&d->stalled_loop, (struct sdlive_progress *) stalled);
+        if (stalled && !d->stall_reported) {
+                d->stall_reported = true;
                 report_stall(d, stalled, silence);
-        } else if (!stalled && atomic_load(&d->stall_reported)) {
-                atomic_store(&d->stall_reported, false);
+        } else if (!stalled && d->stall_reported) {
+                d->stall_reported = false;
                 report_recovery(d);
         }
         (void) pthread_mutex_unlock(&d->progress_lock);
@@ -132,10 +134,11 @@ SDLIVE_EXPORT void sdlive_progress_beat(sdlive_progress *p) {
                 return;
         d = p->owner;
         atomic_store_explicit(&p->last_beat, sdlive_now(d), memory_order_release);
-        /* While keepalives are withheld, a beat makes the next pet due at
-         * once: a recovered daemon must not wait out another interval with
-         * the manager's timer already running low. */
-        if (atomic_load_explicit(&d->stall_reported, memory_order_relaxed) &&
+        /* A beat of the loop that keeps keepalives withheld makes the next
+         * pet due at once: a recovered daemon must not wait out another
+         * interval with the manager's timer already running low. Beats of
+         * healthy loops leave the schedule alone. */
+        if (atomic_load_explicit(&d->stalled_loop, memory_order_relaxed) == p &&
             atomic_load_explicit(&d->next_due, memory_order_relaxed) != SDLIVE_NOT_TRACKED)
                 atomic_store_explicit(&d->next_due, 0, memory_order_relaxed);
 }
@@ -150,6 +153,12 @@ SDLIVE_EXPORT sdlive_progress *sdlive_progress_unregister(sdlive_progress *p) {
                 return NULL;
         (void) pthread_mutex_lock(&p->owner->progress_lock);
         p->in_use = false;
+        /* A stalled loop that goes away no longer withholds anything. */
+        if (atomic_load(&p->owner->stalled_loop) == p) {
+                atomic_store(&p->owner->stalled_loop, NULL);
+                if (atomic_load(&p->owner->next_due) != SDLIVE_NOT_TRACKED)
+                        atomic_store(&p->owner->next_due, 0);
+        }
         (void) pthread_mutex_unlock(&p->owner->progress_lock);
         return NULL;
 }

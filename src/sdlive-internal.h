@@ -62,7 +62,10 @@ struct sdlive {
 
         /* Progress (progress.c). */
         pthread_mutex_t progress_lock;
-        _Atomic bool stall_reported;       /* written under progress_lock */
+        bool stall_reported;               /* guarded by progress_lock */
+        /* The loop the last check found stalled, or NULL; its next beat
+         * makes a keepalive due at once. Written under progress_lock. */
+        struct sdlive_progress *_Atomic stalled_loop;
         struct sdlive_progress loops[SDLIVE_PROGRESS_MAX];
 
         /* Last STATUS= text the daemon set, re-sent on stall recovery. */

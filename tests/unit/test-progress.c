@@ -196,6 +196,41 @@ static void test_parked_loop_does_not_count(void **state) {
         sdlive_progress_unregister(p);
 }
 
+/* While one loop is stalled, beats of a healthy loop change nothing (the
+ * schedule stays one pet per interval); the stalled loop's own beat makes
+ * the very next pet send. */
+static void test_only_the_stalled_loop_hastens_recovery(void **state) {
+        fixture *f = *state;
+        sdlive_progress *stuck = NULL, *busy = NULL;
+
+        armed(f, 0);
+        assert_int_equal(sdlive_progress_register(f->d, "stuck", 15 * SEC, &stuck), 0);
+        assert_int_equal(sdlive_progress_register(f->d, "busy", 15 * SEC, &busy), 0);
+        assert_true(pet(f) > 0);
+        sdlive_progress_beat(busy);
+        assert_true(next_pet(f) > 0);     /* stuck: silent 10 s, within 15 s */
+        sdlive_progress_beat(busy);
+        assert_int_equal(next_pet(f), 0); /* stuck: silent 20 s > 15 s */
+        (void) collect(f);
+
+        /* The healthy loop beats on; the schedule does not move and pets
+         * in between are not due. */
+        uint64_t due = sdlive_watchdog_next_due(f->d);
+        for (int i = 0; i < 5; i++) {
+                harness_clock_advance(&f->c, 1 * SEC);
+                sdlive_progress_beat(busy);
+                assert_int_equal(sdlive_watchdog_next_due(f->d), due);
+                assert_int_equal(pet(f), 0);
+        }
+        assert_int_equal(collect(f).total, 0);
+
+        sdlive_progress_beat(stuck);
+        assert_true(pet_after(f, 0) > 0);
+        assert_int_equal(collect(f).keepalives, 1);
+        sdlive_progress_unregister(stuck);
+        sdlive_progress_unregister(busy);
+}
+
 /* A parked loop still reports the time since its last beat. */
 static void test_parked_age(void **state) {
         fixture *f = *state;
@@ -457,6 +492,7 @@ static void test_concurrent_beats(void **state) {
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_stall_withholds_and_recovers, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_only_the_stalled_loop_hastens_recovery, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_parked_loop_does_not_count, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_parked_age, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_trigger_on_stall_once, setup, teardown),
