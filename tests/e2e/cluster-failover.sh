@@ -190,13 +190,34 @@ echo "6. spinning election loop (petting, no attempts) on $standby: killed by th
 # 3 -----------------------------------------------------------------------
 for node in a b; do harness_dropin "$(unit_of "$node")" 40-pause "WatchdogSec=30s"; done
 configure
-leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader")
-pid=$(harness_prop "$(unit_of "$leader")" MainPID)
 sleep 1   # let the leader's first pass get going
-kill -STOP "$pid"
-t0=$(harness_now_us)
-harness_wait 10 "$standby takes over from the paused $leader" holder_is "$standby"
+# With SQLite, a leader stopped inside a write transaction keeps the
+# database's write lock until it runs again or dies (here the raised
+# WatchdogSec keeps it alive): such a pause says nothing about fencing, so
+# it is resumed and the pause taken again with whoever leads, up to 3 times.
+for try in 1 2 3; do
+  leader=$(holder) standby=$(other "$(holder)")
+  offset=$(log_lines "$leader") standby_offset=$(log_lines "$standby")
+  pid=$(harness_prop "$(unit_of "$leader")" MainPID)
+  kill -STOP "$pid"
+  t0=$(harness_now_us)
+  locked=0
+  until holder_is "$standby"; do
+    (($(harness_now_us) - t0 < 10000000)) || harness_fail "$standby did not take over from the paused $leader"
+    if [[ $backend == sqlite ]] && log_since "$standby" "$standby_offset" 'stayed locked' &&
+      (($(harness_now_us) - t0 > (LEASE_MS + 2 * POLL_MS) * 1000)); then
+      locked=1
+      break
+    fi
+    sleep 0.05
+  done
+  ((locked)) || break
+  ((try < 3)) || harness_fail "the leader was paused inside a write transaction three times in a row"
+  echo "   ($leader was paused inside a write transaction: resumed, and paused again)"
+  kill -CONT "$pid"
+  harness_wait 10 "a leader after the resume" has_holder
+  sleep 0.5
+done
 ms=$(harness_ms_since "$t0")
 sleep 0.5
 kill -CONT "$pid"
