@@ -290,3 +290,36 @@ uint64_t harness_now_ns(void) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
+
+static int fixture_setup(void **state, bool watch) {
+        harness_fixture *f = calloc(1, sizeof(*f));
+
+        if (!f)
+                return -1;
+        harness_env_clear();
+        if (harness_manager_open(&f->m, false) < 0) {
+                free(f);
+                return -1;
+        }
+        harness_clock_init(&f->c, watch ? &f->m : NULL);
+        *state = f;
+        return 0;
+}
+
+int harness_fixture_setup(void **state) {
+        return fixture_setup(state, false);
+}
+
+int harness_fixture_setup_watching(void **state) {
+        return fixture_setup(state, true);
+}
+
+int harness_fixture_teardown(void **state) {
+        harness_fixture *f = *state;
+
+        sdlive_free(f->d);
+        harness_manager_close(&f->m);
+        harness_env_clear();
+        free(f);
+        return 0;
+}

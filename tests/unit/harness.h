@@ -96,6 +96,31 @@ void harness_clock_collect(harness_clock *c);
 /* A handle on the fake clock: sdlive_new() then sdlive_clock_override(). */
 int harness_new_fake(sdlive **ret, const sdlive_options *opts, harness_clock *c);
 
+/*
+ * The fixture most tests share: a manager socket, a fake clock and the
+ * handle under test (created by the test, freed by the teardown).
+ * harness_fixture_setup_watching() makes the fake clock watch the socket
+ * (every datagram recorded with its fake send time). cmocka setup and
+ * teardown functions: non-zero fails the test.
+ */
+typedef struct harness_fixture {
+        harness_manager m;
+        harness_clock c;
+        sdlive *d;
+        char buf[HARNESS_DGRAM_MAX];
+} harness_fixture;
+
+int harness_fixture_setup(void **state);
+int harness_fixture_setup_watching(void **state);
+int harness_fixture_teardown(void **state);
+
+/* A cmocka test entry on the shared fixture (needs <cmocka.h>). */
+#define HARNESS_TEST(fn) \
+        cmocka_unit_test_setup_teardown(fn, harness_fixture_setup, harness_fixture_teardown)
+#define HARNESS_TEST_WATCHING(fn) \
+        cmocka_unit_test_setup_teardown(fn, harness_fixture_setup_watching, \
+                                        harness_fixture_teardown)
+
 /* Real time in nanoseconds on CLOCK_MONOTONIC. */
 uint64_t harness_now_ns(void);
 

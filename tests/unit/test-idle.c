@@ -21,32 +21,7 @@
 #define SEC SDLIVE_USEC_PER_SEC
 #define MSEC SDLIVE_USEC_PER_MSEC
 
-typedef struct fixture {
-        harness_manager m;
-        harness_clock c;
-        sdlive *d;
-} fixture;
-
-static int setup(void **state) {
-        fixture *f = calloc(1, sizeof(*f));
-
-        assert_non_null(f);
-        harness_env_clear();
-        assert_int_equal(harness_manager_open(&f->m, false), 0);
-        harness_clock_init(&f->c, &f->m);
-        *state = f;
-        return 0;
-}
-
-static int teardown(void **state) {
-        fixture *f = *state;
-
-        sdlive_free(f->d);
-        harness_manager_close(&f->m);
-        harness_env_clear();
-        free(f);
-        return 0;
-}
+typedef harness_fixture fixture;
 
 /* An idle minute at a 10 s interval: the six due pets, at their due times,
  * and at most six wake-ups; not 300. */
@@ -308,19 +283,19 @@ static void test_stop_from_thread_wakes_wait_fd(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_idle_minute_wakes_only_for_pets, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_idle_unarmed_single_wakeup, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_idle_short_watchdog, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_idle_zero, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_stop_pending_returns_at_once, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_wait_fd_hangup_and_ready, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_wait_fd_timeout_pets, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_stop_from_sigalrm, setup, teardown),
+                HARNESS_TEST_WATCHING(test_idle_minute_wakes_only_for_pets),
+                HARNESS_TEST_WATCHING(test_idle_unarmed_single_wakeup),
+                HARNESS_TEST_WATCHING(test_idle_short_watchdog),
+                HARNESS_TEST_WATCHING(test_idle_zero),
+                HARNESS_TEST_WATCHING(test_stop_pending_returns_at_once),
+                HARNESS_TEST_WATCHING(test_wait_fd_hangup_and_ready),
+                HARNESS_TEST_WATCHING(test_wait_fd_timeout_pets),
+                HARNESS_TEST_WATCHING(test_stop_from_sigalrm),
         };
         const struct CMUnitTest thread_tests[] = {
-                cmocka_unit_test_setup_teardown(test_stop_from_handler_on_other_thread, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_wait_fd_woken_by_thread, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_stop_from_thread_wakes_wait_fd, setup, teardown),
+                HARNESS_TEST_WATCHING(test_stop_from_handler_on_other_thread),
+                HARNESS_TEST_WATCHING(test_wait_fd_woken_by_thread),
+                HARNESS_TEST_WATCHING(test_stop_from_thread_wakes_wait_fd),
         };
 
         if (argc > 1 && strcmp(argv[1], "thread") == 0)

@@ -17,12 +17,7 @@
 #define SEC SDLIVE_USEC_PER_SEC
 #define MSEC SDLIVE_USEC_PER_MSEC
 
-typedef struct fixture {
-        harness_manager m;
-        harness_clock c;
-        sdlive *d;
-        char buf[HARNESS_DGRAM_MAX];
-} fixture;
+typedef harness_fixture fixture;
 
 /* What was sent since the last collect(). */
 typedef struct sent {
@@ -33,26 +28,11 @@ typedef struct sent {
 static sent pending;
 
 static int setup(void **state) {
-        fixture *f = calloc(1, sizeof(*f));
-
-        assert_non_null(f);
         memset(&pending, 0, sizeof(pending));
-        harness_env_clear();
-        assert_int_equal(harness_manager_open(&f->m, false), 0);
-        harness_clock_init(&f->c, NULL);
-        *state = f;
-        return 0;
+        return harness_fixture_setup(state);
 }
 
-static int teardown(void **state) {
-        fixture *f = *state;
-
-        sdlive_free(f->d);
-        harness_manager_close(&f->m);
-        harness_env_clear();
-        free(f);
-        return 0;
-}
+#define PROGRESS_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, harness_fixture_teardown)
 
 /* WatchdogSec=60s (pets every 10 s) on the fake clock. */
 static sdlive *armed(fixture *f, uint32_t flags) {
@@ -491,19 +471,19 @@ static void test_concurrent_beats(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_stall_withholds_and_recovers, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_only_the_stalled_loop_hastens_recovery, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_parked_loop_does_not_count, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_parked_age, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_trigger_on_stall_once, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_no_trigger_without_flag, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_unregister_releases_stall, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_register_limits, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_progress_age, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_stall_visible_without_systemd, setup, teardown),
+                PROGRESS_TEST(test_stall_withholds_and_recovers),
+                PROGRESS_TEST(test_only_the_stalled_loop_hastens_recovery),
+                PROGRESS_TEST(test_parked_loop_does_not_count),
+                PROGRESS_TEST(test_parked_age),
+                PROGRESS_TEST(test_trigger_on_stall_once),
+                PROGRESS_TEST(test_no_trigger_without_flag),
+                PROGRESS_TEST(test_unregister_releases_stall),
+                PROGRESS_TEST(test_register_limits),
+                PROGRESS_TEST(test_progress_age),
+                PROGRESS_TEST(test_stall_visible_without_systemd),
         };
         const struct CMUnitTest thread_tests[] = {
-                cmocka_unit_test_setup_teardown(test_concurrent_beats, setup, teardown),
+                PROGRESS_TEST(test_concurrent_beats),
         };
 
         if (argc > 1 && strcmp(argv[1], "thread") == 0)

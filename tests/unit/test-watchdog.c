@@ -19,32 +19,7 @@
 #define SEC SDLIVE_USEC_PER_SEC
 #define MSEC SDLIVE_USEC_PER_MSEC
 
-typedef struct fixture {
-        harness_manager m;
-        harness_clock c;
-        sdlive *d;
-} fixture;
-
-static int setup(void **state) {
-        fixture *f = calloc(1, sizeof(*f));
-
-        assert_non_null(f);
-        harness_env_clear();
-        assert_int_equal(harness_manager_open(&f->m, false), 0);
-        harness_clock_init(&f->c, NULL);
-        *state = f;
-        return 0;
-}
-
-static int teardown(void **state) {
-        fixture *f = *state;
-
-        sdlive_free(f->d);
-        harness_manager_close(&f->m);
-        harness_env_clear();
-        free(f);
-        return 0;
-}
+typedef harness_fixture fixture;
 
 /* A handle on the fake clock with WatchdogSec = watchdog_usec. */
 static sdlive *armed(fixture *f, uint64_t watchdog_usec, uint64_t interval_override) {
@@ -514,24 +489,24 @@ static void test_hammer_real_clock(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_first_pet_sends, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_suppressed_inside_interval, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_sends_at_boundary, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_default_interval_microseconds, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_override_interval, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_override_not_shorter_than_watchdog, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_pid_mismatch_and_match, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_bad_watchdog_usec, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_bad_watchdog_pid, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_not_armed, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_set_timeout, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_next_due, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_last_pet_age, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_watchdog_fd, setup, teardown),
+                HARNESS_TEST(test_first_pet_sends),
+                HARNESS_TEST(test_suppressed_inside_interval),
+                HARNESS_TEST(test_sends_at_boundary),
+                HARNESS_TEST(test_default_interval_microseconds),
+                HARNESS_TEST(test_override_interval),
+                HARNESS_TEST(test_override_not_shorter_than_watchdog),
+                HARNESS_TEST(test_pid_mismatch_and_match),
+                HARNESS_TEST(test_bad_watchdog_usec),
+                HARNESS_TEST(test_bad_watchdog_pid),
+                HARNESS_TEST(test_not_armed),
+                HARNESS_TEST(test_set_timeout),
+                HARNESS_TEST(test_next_due),
+                HARNESS_TEST(test_last_pet_age),
+                HARNESS_TEST(test_watchdog_fd),
         };
         const struct CMUnitTest thread_tests[] = {
-                cmocka_unit_test_setup_teardown(test_hammer_fake_clock, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_hammer_real_clock, setup, teardown),
+                HARNESS_TEST(test_hammer_fake_clock),
+                HARNESS_TEST(test_hammer_real_clock),
         };
 
         if (argc > 1 && strcmp(argv[1], "thread") == 0)
