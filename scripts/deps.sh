@@ -8,6 +8,10 @@ packages=(
   libsystemd-dev libcmocka-dev
   libsqlite3-dev libpq-dev postgresql
   systemd util-linux bsdutils procps psmisc perl
+  libssl-dev openssl
+  libevent-dev libuv1-dev libglib2.0-dev
+  mandoc lintian abigail-tools dpkg-dev fakeroot
+  cppcheck clang-tidy gcovr
 )
 
 missing=()
