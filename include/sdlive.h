@@ -117,6 +117,40 @@ int sdlive_notify_errno(sdlive *d, int error);
 int sdlive_notify_extend_timeout(sdlive *d, uint64_t usec);
 
 /* ------------------------------------------------------------------ */
+/* File descriptor store (FileDescriptorStoreMax= in the unit)         */
+/* ------------------------------------------------------------------ */
+
+/* Most descriptors one message can pass (the kernel's SCM_MAX_FD). */
+#define SDLIVE_NOTIFY_FDS_MAX 253
+/* Longest FDNAME= the manager accepts. */
+#define SDLIVE_FDNAME_MAX 255
+
+enum {
+        /* FDPOLL=0: the manager keeps the descriptors even when they report
+         * POLLHUP/POLLERR (by default it drops a descriptor that does). */
+        SDLIVE_FDSTORE_NO_POLL = 1u << 0,
+};
+
+/* Hands n_fds descriptors (1..SDLIVE_NOTIFY_FDS_MAX) to the manager's store
+ * with SCM_RIGHTS: FDSTORE=1, FDNAME=name, and FDPOLL=0 with
+ * SDLIVE_FDSTORE_NO_POLL. After a restart they come back through
+ * LISTEN_FDS/LISTEN_FDNAMES. name may be NULL (the manager calls them
+ * "stored"); otherwise it must be a valid FDNAME as systemd checks it:
+ * 1..SDLIVE_FDNAME_MAX printable ASCII characters (space included), no ':'.
+ * The caller's descriptors stay open and theirs to close.
+ * > 0 sent (the manager may still refuse them, e.g. FileDescriptorStoreMax=
+ * reached), 0 not supervised (no system call), -EINVAL bad arguments (checked
+ * first, supervised or not), -EAGAIN manager queue full, or a sendmsg()
+ * error such as -EBADF. */
+int sdlive_notify_fdstore(sdlive *d, const int *fds, size_t n_fds, const char *name,
+                          unsigned flags);
+
+/* FDSTOREREMOVE=1 with FDNAME=name: the manager closes every stored
+ * descriptor of that name. name is required and validated as above.
+ * > 0 sent, 0 not supervised, -EINVAL bad name, or a send error. */
+int sdlive_notify_fdstore_remove(sdlive *d, const char *name);
+
+/* ------------------------------------------------------------------ */
 /* Watchdog                                                            */
 /* ------------------------------------------------------------------ */
 

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "sdlive-internal.h"
@@ -58,12 +59,37 @@ void sdlive_notify_close(sdlive *d) {
 }
 
 int sdlive_notify_send(sdlive *d, const char *msg, size_t len) {
+        return sdlive_notify_send_fds(d, msg, len, NULL, 0);
+}
+
+int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fds, size_t n_fds) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * SDLIVE_NOTIFY_FDS_MAX)];
+        } control;
+        struct iovec iov = { .iov_base = (void *) msg, .iov_len = len };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
         ssize_t n;
 
         if (!d || d->notify_fd < 0)
                 return 0;
-        n = sendto(d->notify_fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL,
-                   (const struct sockaddr *) &d->notify_addr, d->notify_addr_len);
+        if (n_fds > SDLIVE_NOTIFY_FDS_MAX)
+                return -EINVAL;
+        mh.msg_name = &d->notify_addr;
+        mh.msg_namelen = d->notify_addr_len;
+        if (n_fds > 0) {
+                struct cmsghdr *c;
+
+                memset(&control, 0, sizeof(control));
+                mh.msg_control = control.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+        }
+        n = sendmsg(d->notify_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0)
                 return -errno;
         return 1;

@@ -81,9 +81,15 @@ int sdlive_notify_open(sdlive *d, const char *socket_env);
 void sdlive_notify_close(sdlive *d);
 /* Sends msg as one datagram without blocking: 1 sent, 0 unsupervised, -errno. */
 int sdlive_notify_send(sdlive *d, const char *msg, size_t len);
+/* As sdlive_notify_send(), passing n_fds descriptors (at most
+ * SDLIVE_NOTIFY_FDS_MAX) with SCM_RIGHTS. */
+int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fds, size_t n_fds);
 /* Builds "STATUS=<text>" with text made one valid UTF-8 line that fits one
  * datagram; returns the message length. out must hold SDLIVE_NOTIFY_MAX + 1. */
 size_t sdlive_status_message(char *out, const char *text);
+
+/* fdstore.c: FDNAME= as the manager accepts it (non-empty). */
+bool sdlive_fdname_valid(const char *name);
 
 /* watchdog.c */
 int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override);

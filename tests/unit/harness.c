@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +71,49 @@ ssize_t harness_recv(harness_manager *m, char *buf, size_t size) {
         if (n < 0)
                 return errno == EWOULDBLOCK ? -EAGAIN : -errno;
         buf[n] = '\0';
+        return n;
+}
+
+ssize_t harness_recv_fds(harness_manager *m, char *buf, size_t size, int *fds, size_t max_fds,
+                         size_t *ret_n_fds) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * 256)];
+        } control;
+        struct iovec iov = { .iov_base = buf, .iov_len = size - 1 };
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = control.buf,
+                .msg_controllen = sizeof(control.buf),
+        };
+        size_t n_fds = 0;
+        ssize_t n;
+
+        n = recvmsg(m->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0)
+                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        buf[n] = '\0';
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                const unsigned char *data = CMSG_DATA(c);
+                size_t count;
+
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < count; i++) {
+                        int fd;
+
+                        memcpy(&fd, data + i * sizeof(int), sizeof(int));
+                        if (n_fds < max_fds)
+                                fds[n_fds++] = fd;
+                        else
+                                close(fd);
+                }
+        }
+        *ret_n_fds = n_fds;
+        if (mh.msg_flags & MSG_CTRUNC)
+                return -EMSGSIZE;
         return n;
 }
 

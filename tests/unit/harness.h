@@ -41,6 +41,11 @@ void harness_manager_close(harness_manager *m);
 ssize_t harness_recv(harness_manager *m, char *buf, size_t size);
 /* As harness_recv(), waiting up to timeout_ms for one to arrive. */
 ssize_t harness_recv_wait(harness_manager *m, char *buf, size_t size, int timeout_ms);
+/* As harness_recv(), also taking the descriptors passed with SCM_RIGHTS
+ * (up to max_fds, the rest closed) into fds, their number in *ret_n_fds.
+ * The caller closes them. -EMSGSIZE when the control data was cut. */
+ssize_t harness_recv_fds(harness_manager *m, char *buf, size_t size, int *fds, size_t max_fds,
+                         size_t *ret_n_fds);
 /* Drains the queue; returns how many datagrams were queued. */
 unsigned harness_drain(harness_manager *m);
 /* Drains the queue; returns how many datagrams were exactly equal to text. */
