@@ -60,7 +60,12 @@ void coordinator_reap_finished(struct coordinator *c);
 void coordinator_kick_all(struct coordinator *c);
 
 /* listen.c */
+/* Creates the unix listener at path, mode 0666, in a trusted directory
+ * (trusted_dir.h; refused otherwise, logged), replacing only a stale socket
+ * of ours and never following a link. Returns the fd or -errno. */
 int listen_unix(const char *path);
+/* Removes path if it is still a socket of ours in a trusted directory. */
+void listen_unix_remove(const char *path);
 int listen_tcp(const char *address);
 /* 0 when the unix peer's credentials are allowed, else -EPERM with a
  * reason in why; -errno when they cannot be read. */

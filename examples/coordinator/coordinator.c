@@ -124,8 +124,7 @@ static void free_coordinator(struct coordinator *c) {
                 return;
         if (c->unix_fd >= 0) {
                 close(c->unix_fd);
-                if (c->unix_path)
-                        unlink(c->unix_path);
+                listen_unix_remove(c->unix_path);
         }
         if (c->tcp_fd >= 0)
                 close(c->tcp_fd);

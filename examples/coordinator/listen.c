@@ -4,6 +4,8 @@
 #include "coordinator-internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -14,42 +16,100 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "trusted_dir.h"
 
 #define LISTEN_BACKLOG 64
 /* A bound on the listener's sleep, so finished connection threads are
  * joined even while nobody connects. */
 #define LISTENER_TICK_MS 1000
 
-int listen_unix(const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+/* Gives our socket `name` in dir_fd mode 0666 without following a link:
+ * the entry is opened as itself (O_PATH | O_NOFOLLOW), must be a socket we
+ * own, and is changed through its descriptor. */
+static int open_to_everyone(int dir_fd, const char *name) {
+        char proc[64];
+        struct stat st;
         int fd, r;
 
-        if (!path || !*path || strlen(path) >= sizeof(sa.sun_path))
-                return -EINVAL;
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        /* A socket file left by an earlier leader on this host would make
-         * bind() fail; nothing else may live at this path. */
-        if (unlink(path) < 0 && errno != ENOENT) {
+        if (fstat(fd, &st) < 0)
                 r = -errno;
-                goto fail;
+        else if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+                r = -EPERM;
+        else {
+                snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+                r = chmod(proc, 0666) < 0 ? -errno : 0;
         }
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        /* Anyone may connect; SO_PEERCRED decides who is served. */
-        if (chmod(path, 0666) < 0) {
-                r = -errno;
-                unlink(path);
-                goto fail;
-        }
-        return fd;
-fail:
         close(fd);
         return r;
+}
+
+int listen_unix(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char dir[PATH_MAX], why[PATH_MAX + 128];
+        const char *name;
+        int dir_fd, fd = -1, r;
+
+        if (!path || !*path || strlen(path) >= sizeof(sa.sun_path) ||
+            trusted_dir_split(path, dir, sizeof(dir), &name) < 0)
+                return -EINVAL;
+        dir_fd = trusted_dir_open(dir, why, sizeof(why));
+        if (dir_fd < 0) {
+                log_error("coordinator: refusing socket directory %s: %s", dir, why);
+                return dir_fd;
+        }
+        /* Only a socket of ours (an earlier leader's on this host) is
+         * replaced; anything else at the path is left alone. */
+        r = trusted_dir_our_socket(dir_fd, name);
+        if (r == -EEXIST)
+                log_error("coordinator: %s exists and is not a socket of ours", path);
+        if (r > 0 && unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
+                r = -errno;
+        if (r < 0)
+                goto out;
+        /* Bound through the checked directory's descriptor, not the path. */
+        if ((size_t) snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dir_fd, name) >=
+            sizeof(sa.sun_path)) {
+                r = -ENAMETOOLONG;
+                goto out;
+        }
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+                r = -errno;
+                goto out;
+        }
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                r = -errno;
+                goto out;
+        }
+        /* Anyone may connect; SO_PEERCRED decides who is served. */
+        r = open_to_everyone(dir_fd, name);
+        if (r >= 0 && listen(fd, LISTEN_BACKLOG) < 0)
+                r = -errno;
+        if (r < 0 && trusted_dir_our_socket(dir_fd, name) > 0)
+                (void) unlinkat(dir_fd, name, 0);
+out:
+        if (r < 0 && fd >= 0)
+                close(fd);
+        close(dir_fd);
+        return r < 0 ? r : fd;
+}
+
+void listen_unix_remove(const char *path) {
+        char dir[PATH_MAX], why[PATH_MAX + 128];
+        const char *name;
+        int dir_fd;
+
+        if (!path || trusted_dir_split(path, dir, sizeof(dir), &name) < 0)
+                return;
+        dir_fd = trusted_dir_open(dir, why, sizeof(why));
+        if (dir_fd < 0)
+                return;
+        if (trusted_dir_our_socket(dir_fd, name) > 0)
+                (void) unlinkat(dir_fd, name, 0);
+        close(dir_fd);
 }
 
 /* Splits "host:port" or "[v6]:port" into its parts. */
