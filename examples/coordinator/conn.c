@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One worker connection: HELLO, a window of claimed jobs in flight,
- * RESULTs recorded (fenced, idempotent), heartbeats both ways and the
- * worker's inactivity deadline. However the connection ends, its in-flight
- * jobs are requeued for another worker.
+ * RESULTs recorded (fenced, idempotent, token-guarded) through the writer,
+ * heartbeats both ways and the worker's inactivity deadline. However the
+ * connection ends, its in-flight jobs are requeued for another worker. A
+ * RESULT without its assignment's token, or a stream of RESULTs that
+ * change nothing, ends the connection as a protocol violation.
  */
 #include "coordinator-internal.h"
 
@@ -19,12 +21,19 @@
 #include "frame.h"
 #include "log.h"
 
-/* After a store call failed for a transient reason, claims pause this long. */
+/* After a batch failed for a transient reason, claims pause this long. */
 #define CLAIM_RETRY_MS 100
-/* Requeueing when the connection ends is retried this often before the
- * coordinator gives up and fails (a restart requeues everything). */
+/* The final batch of an ending connection is retried this often before
+ * the coordinator gives up and fails (a restart requeues everything). */
 #define REQUEUE_TRIES 5
 #define READ_CHUNK 4096
+/* RESULTs received and not yet recorded; a full list is recorded at once. */
+#define PENDING_MAX (2 * COORDINATOR_WINDOW_MAX)
+/* RESULTs that change nothing (replays of a counted one, stale attempts,
+ * unknown jobs) a connection may send over its life. A worker that
+ * reconnects resends at most the RESULTs it finished while disconnected;
+ * a peer that keeps replaying is cut off. */
+#define USELESS_RESULTS_MAX (4 * COORDINATOR_WINDOW_MAX)
 
 struct inflight {
         uint64_t run;
@@ -35,12 +44,14 @@ struct inflight {
 struct session {
         struct conn *k;
         struct coordinator *c;
-        struct store *store;
         sdlive_peer *peer;
         frame_decoder *dec;
         char worker[STORE_NAME_MAX + 1]; /* HELLO identity, "" before it */
         struct inflight inflight[COORDINATOR_WINDOW_MAX];
         unsigned n_inflight;
+        struct store_result pending[PENDING_MAX];
+        unsigned n_pending;
+        unsigned useless; /* RESULTs that changed nothing */
         int64_t claim_retry_at_ms; /* 0: claims allowed */
         int64_t last_received_ms;  /* bounds how long a send may wait */
         bool idle;                 /* nothing pending at the last claim */
@@ -59,16 +70,6 @@ static const char *name(const struct session *s) {
         return s->worker[0] ? s->worker : "(no HELLO yet)";
 }
 
-/* A store error: the fence refused ends the whole coordinator; anything
- * else is this connection's problem. Returns r. */
-static int store_trouble(struct session *s, int r, const char *what) {
-        if (r == -ESTALE)
-                coordinator_fail(s->c, r);
-        else
-                log_warning("coordinator: worker %s: %s: %s", name(s), what, store_errmsg(s->store));
-        return r;
-}
-
 /* Sends one frame. The worker's remaining inactivity window bounds the
  * wait for socket buffer space, so a frozen worker whose buffer is full
  * cannot hold us past its deadline. */
@@ -85,47 +86,94 @@ static int send_frame(struct session *s, const frame *f) {
         return 0;
 }
 
-static int assign_one(struct session *s) {
-        struct store_job job;
+static int send_assign(struct session *s, const struct store_claim *j) {
         const char *payload = s->c->cfg.job_payload;
+        frame f = { .type = FRAME_ASSIGN,
+                    .assign = { .run = j->run, .job = j->job, .attempt = j->attempt,
+                                .payload = (const uint8_t *) payload, .payload_len = strlen(payload) } };
         int r;
 
-        r = store_job_claim(s->store, &s->c->cfg.fence, 0, s->worker, &job);
+        _Static_assert(FRAME_TOKEN_SIZE == STORE_TOKEN_SIZE, "one token size");
+        memcpy(f.assign.token, j->token, FRAME_TOKEN_SIZE);
+        r = send_frame(s, &f);
+        if (r == 0)
+                atomic_fetch_add(&s->c->stats.assigned, 1);
+        return r;
+}
+
+/* What the store said about one RESULT. < 0 ends the connection. */
+static int result_done(struct session *s, const struct store_result *x) {
+        switch (x->status) {
+        case STORE_RECORD_COUNTED:
+                atomic_fetch_add(&s->c->stats.counted, 1);
+                return 0;
+        case STORE_RECORD_DUPLICATE:
+                atomic_fetch_add(&s->c->stats.duplicates, 1);
+                break;
+        case STORE_RECORD_STALE_ATTEMPT:
+                atomic_fetch_add(&s->c->stats.stale, 1);
+                break;
+        case -EPERM:
+                atomic_fetch_add(&s->c->stats.refused, 1);
+                atomic_fetch_add(&s->c->stats.protocol_errors, 1);
+                snprintf(s->reason, sizeof(s->reason), "RESULT for %" PRIu64 "/%u attempt %u without "
+                         "its assignment's token", x->run, x->job, x->attempt);
+                return -EPERM;
+        default: /* -ENOENT, -EINVAL: names no assignment we made */
+                atomic_fetch_add(&s->c->stats.refused, 1);
+                log_info("coordinator: worker %s: RESULT for %" PRIu64 "/%u attempt %u refused: %s",
+                         name(s), x->run, x->job, x->attempt,
+                         x->status == -ENOENT ? "no such job" : "attempt never assigned");
+                break;
+        }
+        if (++s->useless > USELESS_RESULTS_MAX) {
+                atomic_fetch_add(&s->c->stats.protocol_errors, 1);
+                snprintf(s->reason, sizeof(s->reason), "more than %d RESULTs that change nothing: cut off",
+                         USELESS_RESULTS_MAX);
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+/* Records the pending RESULTs and fills the window, in one request to the
+ * writer. A transient store failure keeps the RESULTs for the next try
+ * and pauses claims; the lease lost ends the connection. */
+static int exchange(struct session *s) {
+        struct job_request q = { .results = s->pending, .n_results = s->n_pending, .worker = s->worker };
+        int64_t now = now_ms();
+        int r;
+
+        if (!s->worker[0])
+                return 0;
+        if (s->claim_retry_at_ms && now < s->claim_retry_at_ms)
+                return 0;
+        s->claim_retry_at_ms = 0;
+        if (!s->idle)
+                q.want = s->c->cfg.window - s->n_inflight;
+        if (!q.n_results && !q.want)
+                return 0;
+        r = writer_submit(s->c, &q);
         if (r < 0) {
-                store_trouble(s, r, "claiming a job");
-                if (r == -ESTALE) {
-                        snprintf(s->reason, sizeof(s->reason), "lease lost");
+                if (r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result)) {
+                        snprintf(s->reason, sizeof(s->reason), "%s",
+                                 r == -ESTALE ? "lease lost" : "coordinator stopping");
                         return r;
                 }
                 s->claim_retry_at_ms = now_ms() + CLAIM_RETRY_MS;
                 return 0;
         }
-        if (r == 0) {
-                s->idle = true;
-                return 0;
+        s->n_pending = 0;
+        for (size_t i = 0; i < q.n_results; i++) {
+                r = result_done(s, &s->pending[i]);
+                if (r < 0)
+                        return r;
         }
-        s->inflight[s->n_inflight++] = (struct inflight) { job.run, job.job, job.attempt };
-        frame f = { .type = FRAME_ASSIGN,
-                    .assign = { .run = job.run, .job = job.job, .attempt = job.attempt,
-                                .payload = (const uint8_t *) payload,
-                                .payload_len = strlen(payload) } };
-        r = send_frame(s, &f);
-        if (r < 0)
-                return r;
-        atomic_fetch_add(&s->c->stats.assigned, 1);
-        return 1;
-}
-
-static int fill_window(struct session *s) {
-        int r;
-
-        if (!s->worker[0] || s->idle)
-                return 0;
-        if (s->claim_retry_at_ms && now_ms() < s->claim_retry_at_ms)
-                return 0;
-        s->claim_retry_at_ms = 0;
-        while (s->n_inflight < s->c->cfg.window && !s->idle && !s->claim_retry_at_ms) {
-                r = assign_one(s);
+        if (q.want && q.got < q.want)
+                s->idle = true;
+        for (unsigned i = 0; i < q.got; i++) {
+                const struct store_claim *j = &q.claims[i];
+                s->inflight[s->n_inflight++] = (struct inflight) { j->run, j->job, j->attempt };
+                r = send_assign(s, j);
                 if (r < 0)
                         return r;
         }
@@ -142,69 +190,30 @@ static bool take_inflight(struct session *s, uint64_t run, uint64_t job, uint32_
         return false;
 }
 
-/* The runs table alone says whether a run is still unfinished (one row per
- * run); store_run_read() aggregates over the jobs, so it is only called
- * once the run is complete. */
-static void log_if_run_complete(struct session *s, uint64_t run) {
-        uint64_t unfinished[16];
-        struct store_run info;
-        int n = store_runs_unfinished(s->store, unfinished, 16);
-
-        if (n < 0 || n == 16)
-                return;
-        for (int i = 0; i < n; i++)
-                if (unfinished[i] == run)
-                        return;
-        if (store_run_read(s->store, run, &info) >= 0 && info.done_count == info.total)
-                log_notice("coordinator: run %" PRIu64 " complete: %u jobs, %u redelivered, "
-                           "%u executed more than once",
-                           run, info.total, info.jobs_redelivered, info.jobs_reexecuted);
-}
-
 static int handle_result(struct session *s, const frame *f) {
-        uint64_t run = f->result.run, job = f->result.job;
-        uint32_t attempt = f->result.attempt;
-        bool ours = take_inflight(s, run, job, attempt);
-        int r;
+        struct store_result *x;
 
-        if (job > UINT32_MAX) {
-                snprintf(s->reason, sizeof(s->reason), "RESULT for job %" PRIu64 " out of range", job);
+        if (f->result.job > UINT32_MAX) {
+                snprintf(s->reason, sizeof(s->reason), "RESULT for job %" PRIu64 " out of range", f->result.job);
                 return -EBADMSG;
         }
-        r = store_job_record(s->store, &s->c->cfg.fence, run, (uint32_t) job, attempt,
-                             f->result.outcome);
-        if (r == -ENOENT || r == -EINVAL) {
-                /* A worker's mistake, not ours: refuse it and go on. */
-                log_warning("coordinator: worker %s: RESULT for %" PRIu64 "/%" PRIu64 " attempt %u "
-                            "refused: %s", name(s), run, job, attempt, store_errmsg(s->store));
-                return 0;
+        if (!take_inflight(s, f->result.run, f->result.job, f->result.attempt))
+                log_debug("coordinator: worker %s: late RESULT for %" PRIu64 "/%" PRIu64
+                         " attempt %u (not in flight here)", name(s), f->result.run, f->result.job,
+                         f->result.attempt);
+        if (s->n_pending == PENDING_MAX) {
+                int r = exchange(s);
+                if (r < 0)
+                        return r;
+                if (s->n_pending == PENDING_MAX) {
+                        snprintf(s->reason, sizeof(s->reason), "RESULTs cannot be recorded now");
+                        return -EAGAIN;
+                }
         }
-        if (r < 0) {
-                store_trouble(s, r, "recording a RESULT");
-                if (ours) /* still in flight: requeued when we close */
-                        s->inflight[s->n_inflight++] = (struct inflight) { run, (uint32_t) job, attempt };
-                snprintf(s->reason, sizeof(s->reason), "recording failed");
-                return r;
-        }
-        switch (r) {
-        case STORE_RECORD_COUNTED:
-                atomic_fetch_add(&s->c->stats.counted, 1);
-                log_if_run_complete(s, run);
-                break;
-        case STORE_RECORD_DUPLICATE:
-                atomic_fetch_add(&s->c->stats.duplicates, 1);
-                log_info("coordinator: worker %s: duplicate RESULT for %" PRIu64 "/%" PRIu64
-                         " attempt %u ignored", name(s), run, job, attempt);
-                break;
-        case STORE_RECORD_STALE_ATTEMPT:
-                atomic_fetch_add(&s->c->stats.stale, 1);
-                log_info("coordinator: worker %s: stale RESULT for %" PRIu64 "/%" PRIu64
-                         " attempt %u refused (a newer attempt exists)", name(s), run, job, attempt);
-                break;
-        }
-        if (!ours)
-                log_info("coordinator: worker %s: late RESULT for %" PRIu64 "/%" PRIu64
-                         " attempt %u (not in flight here)", name(s), run, job, attempt);
+        x = &s->pending[s->n_pending++];
+        *x = (struct store_result) { .run = f->result.run, .job = (uint32_t) f->result.job,
+                                     .attempt = f->result.attempt, .outcome = f->result.outcome };
+        memcpy(x->token, f->result.token, STORE_TOKEN_SIZE);
         return 0;
 }
 
@@ -319,7 +328,7 @@ static void serve(struct session *s) {
         };
 
         for (;;) {
-                if (fill_window(s) < 0)
+                if (exchange(s) < 0)
                         return;
                 if (sdlive_peer_expired(s->peer)) {
                         atomic_fetch_add(&s->c->stats.reaped, 1);
@@ -349,62 +358,65 @@ static void serve(struct session *s) {
         }
 }
 
-/* Puts every in-flight job back to pending. Fails the coordinator when the
- * store will not take them back (a restart requeues everything). */
-static void requeue_inflight(struct session *s) {
+/* The connection's last batch: RESULTs still pending are recorded and
+ * every job still in flight here (and any whose RESULT could not be
+ * recorded) goes back to pending. Fails the coordinator when the store
+ * will not take them (a restart requeues everything). */
+static void finish(struct session *s) {
+        struct store_requeue rq[COORDINATOR_WINDOW_MAX + PENDING_MAX];
+        struct job_request q = { .results = s->pending, .n_results = s->n_pending, .requeues = rq };
         unsigned requeued = 0;
         int r = 0;
 
-        for (unsigned i = 0; i < s->n_inflight; i++) {
-                const struct inflight *j = &s->inflight[i];
-                for (int attempt = 0; attempt < REQUEUE_TRIES; attempt++) {
-                        r = store_job_requeue(s->store, &s->c->cfg.fence, j->run, j->job, j->attempt);
-                        if (r >= 0 || r == -ESTALE)
-                                break;
-                        usleep(CLAIM_RETRY_MS * 1000 << attempt);
-                }
-                if (r == -ESTALE) /* the next leader requeues them all */
+        for (unsigned i = 0; i < s->n_inflight; i++)
+                rq[q.n_requeues++] = (struct store_requeue) { s->inflight[i].run, s->inflight[i].job,
+                                                              s->inflight[i].attempt, false };
+        for (unsigned i = 0; i < s->n_pending; i++)
+                rq[q.n_requeues++] = (struct store_requeue) { s->pending[i].run, s->pending[i].job,
+                                                              s->pending[i].attempt, false };
+        for (int attempt = 0; attempt < REQUEUE_TRIES && (q.n_results || q.n_requeues); attempt++) {
+                r = writer_submit(s->c, &q);
+                if (r >= 0 || r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result))
                         break;
-                if (r < 0) {
-                        log_error("coordinator: cannot requeue job %" PRIu64 "/%u: %s", j->run, j->job,
-                                  store_errmsg(s->store));
-                        coordinator_fail(s->c, r);
-                        break;
-                }
-                requeued += (unsigned) r;
+                usleep(CLAIM_RETRY_MS * 1000 << attempt);
         }
-        if (requeued) {
+        if (r < 0 && r != -ESTALE && r != -ESHUTDOWN && !atomic_load(&s->c->result)) {
+                log_error("coordinator: cannot requeue the jobs of worker %s: %s", name(s), strerror(-r));
+                coordinator_fail(s->c, r);
+        }
+        if (r >= 0) {
+                for (size_t i = 0; i < q.n_results; i++)
+                        if (s->pending[i].status == STORE_RECORD_COUNTED)
+                                atomic_fetch_add(&s->c->stats.counted, 1);
+                for (size_t i = 0; i < q.n_requeues; i++)
+                        requeued += rq[i].requeued;
+        }
+        if (requeued)
                 atomic_fetch_add(&s->c->stats.requeued, requeued);
-                coordinator_kick_all(s->c);
-        }
-        log_notice("coordinator: worker %s disconnected (%s); %u in-flight job(s) requeued",
-                   name(s), s->reason, requeued);
+        if (s->worker[0])
+                log_notice("coordinator: worker %s disconnected (%s); %u in-flight job(s) requeued",
+                           name(s), s->reason, requeued);
+        else
+                log_info("coordinator: connection %" PRIu64 " (%s) ended before HELLO (%s)", s->k->id,
+                         s->k->origin, s->reason);
 }
 
 void *conn_main(void *userdata) {
         struct conn *k = userdata;
         struct session s = { .k = k, .c = k->c };
-        int r;
 
         snprintf(s.reason, sizeof(s.reason), "setup failed");
-        r = store_open(k->c->cfg.store_url, &s.store);
-        if (r < 0) {
-                log_error("coordinator: connection %" PRIu64 ": cannot open store: %s", k->id,
-                          store_errmsg(NULL));
-                goto out;
-        }
         if (sdlive_peer_new(k->c->sdlive, k->c->cfg.worker_timeout_usec, k->c->cfg.heartbeat_usec,
                             &s.peer) < 0 ||
             frame_decoder_new(&s.dec) < 0)
                 goto out;
         s.last_received_ms = now_ms();
         serve(&s);
-        requeue_inflight(&s);
+        finish(&s);
 out:
         close(k->fd);
         frame_decoder_free(s.dec);
         sdlive_peer_free(s.peer);
-        store_close(s.store);
         atomic_store(&k->finished, true);
         return NULL;
 }

@@ -11,6 +11,26 @@
 
 struct conn;
 
+/* What a connection loop asks of the writer (writer.c), applied with the
+ * requests of other loops in one fenced transaction. Arrays are the
+ * caller's; outputs are valid once writer_submit() returned >= 0. */
+struct job_request {
+        struct store_result *results; /* statuses set */
+        size_t n_results;
+        struct store_requeue *requeues; /* requeued set */
+        size_t n_requeues;
+        const char *worker;
+        unsigned want; /* jobs to claim for worker, at most COORDINATOR_WINDOW_MAX */
+        struct store_claim claims[COORDINATOR_WINDOW_MAX];
+        unsigned got;
+        int r;
+        bool done;
+        struct job_request *next;
+};
+
+/* Runs being created whose jobs the writer still adds. */
+#define COORDINATOR_FILLING_MAX 16
+
 struct coordinator {
         sdlive *sdlive;
         struct coordinator_config cfg; /* strings below are owned copies */
@@ -26,6 +46,19 @@ struct coordinator {
         bool listener_running;
         pthread_t listener;
 
+        /* The coordinator's only store connection: the writer's (and, before
+         * it starts, coordinator_start()'s). */
+        struct store *store;
+        pthread_t writer;
+        bool writer_running;
+        pthread_mutex_t wlock; /* guards the queue, writer_quit and filling */
+        pthread_cond_t wcond;  /* a request was queued, or quit */
+        pthread_cond_t wdone;  /* requests were completed */
+        struct job_request *queue, **queue_tail;
+        bool writer_quit;
+        uint64_t filling[COORDINATOR_FILLING_MAX];
+        size_t n_filling;
+
         pthread_mutex_t lock; /* guards conns, n_conns and next_id */
         struct conn *conns;
         size_t n_conns;
@@ -33,7 +66,7 @@ struct coordinator {
 
         struct {
                 _Atomic uint64_t connections, assigned, counted, duplicates, stale,
-                        requeued, reaped, protocol_errors;
+                        requeued, reaped, protocol_errors, refused, batches;
         } stats;
 };
 
@@ -58,6 +91,12 @@ void coordinator_fail(struct coordinator *c, int r);
 void coordinator_reap_finished(struct coordinator *c);
 /* Wakes every connection loop: requeued jobs are waiting to be claimed. */
 void coordinator_kick_all(struct coordinator *c);
+
+/* writer.c */
+void *writer_main(void *userdata);
+/* Queues q and waits until the writer applied it: 0 or the batch's
+ * -errno (nothing of it committed); -ESHUTDOWN once the writer quit. */
+int writer_submit(struct coordinator *c, struct job_request *q);
 
 /* listen.c */
 /* Creates the unix listener at path, mode 0666, in a trusted directory

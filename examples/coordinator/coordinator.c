@@ -72,51 +72,56 @@ static int validate(const struct coordinator_config *cfg) {
 
 /* What a new leader does before serving: jobs an earlier leader left in
  * flight go back to pending (its connections are gone with it), and the
- * unfinished runs are what it resumes. */
+ * unfinished runs are what it resumes. A run still being created (or
+ * created now) is filled by the writer, in bounded transactions. */
 static int resume_runs(struct coordinator *c) {
         uint64_t ids[RESUME_LIST_MAX], run;
-        struct store *s = NULL;
         int r, n;
 
-        r = store_open(c->cfg.store_url, &s);
+        r = store_jobs_requeue(c->store, &c->cfg.fence, NULL);
         if (r < 0) {
-                log_error("coordinator: cannot open store: %s", store_errmsg(NULL));
+                log_error("coordinator: requeueing jobs of the previous leader: %s", store_errmsg(c->store));
                 return r;
-        }
-        r = store_jobs_requeue(s, &c->cfg.fence, NULL);
-        if (r < 0) {
-                log_error("coordinator: requeueing jobs of the previous leader: %s", store_errmsg(s));
-                goto out;
         }
         if (r > 0)
                 log_notice("coordinator: requeued %d job(s) left in flight by the previous leader", r);
 
-        n = store_runs_unfinished(s, ids, RESUME_LIST_MAX);
+        n = store_runs_unfinished(c->store, ids, RESUME_LIST_MAX);
         if (n < 0) {
-                r = n;
-                log_error("coordinator: listing unfinished runs: %s", store_errmsg(s));
-                goto out;
+                log_error("coordinator: listing unfinished runs: %s", store_errmsg(c->store));
+                return n;
         }
         for (int i = 0; i < n; i++) {
                 struct store_run info;
-                if (store_run_read(s, ids[i], &info) >= 0)
+                if (store_run_read(c->store, ids[i], &info) >= 0)
                         log_notice("coordinator: resuming run %llu: %u of %u jobs done",
                                    (unsigned long long) ids[i], info.done_count, info.total);
+                if (c->n_filling < COORDINATOR_FILLING_MAX)
+                        c->filling[c->n_filling++] = ids[i];
         }
-        r = 0;
         if (n == 0 && c->cfg.run_jobs > 0) {
-                r = store_run_create(s, &c->cfg.fence, c->cfg.run_jobs, &run);
+                r = store_run_begin(c->store, &c->cfg.fence, c->cfg.run_jobs, &run);
                 if (r < 0) {
-                        log_error("coordinator: creating a run: %s", store_errmsg(s));
-                        goto out;
+                        log_error("coordinator: creating a run: %s", store_errmsg(c->store));
+                        return r;
                 }
                 log_notice("coordinator: created run %llu of %u jobs", (unsigned long long) run,
                            c->cfg.run_jobs);
-                r = 0;
+                c->filling[c->n_filling++] = run;
         }
-out:
-        store_close(s);
-        return r;
+        return 0;
+}
+
+/* Once no connection loop is left to ask it anything. */
+static void stop_writer(struct coordinator *c) {
+        if (!c->writer_running)
+                return;
+        pthread_mutex_lock(&c->wlock);
+        c->writer_quit = true;
+        pthread_cond_signal(&c->wcond);
+        pthread_mutex_unlock(&c->wlock);
+        pthread_join(c->writer, NULL);
+        c->writer_running = false;
 }
 
 static void free_coordinator(struct coordinator *c) {
@@ -132,7 +137,11 @@ static void free_coordinator(struct coordinator *c) {
                 close(c->stop_fd);
         if (c->event_fd >= 0)
                 close(c->event_fd);
+        store_close(c->store);
         pthread_mutex_destroy(&c->lock);
+        pthread_mutex_destroy(&c->wlock);
+        pthread_cond_destroy(&c->wcond);
+        pthread_cond_destroy(&c->wdone);
         free(c->store_url);
         free(c->lease);
         free(c->holder);
@@ -157,6 +166,10 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
         c->sdlive = d;
         c->unix_fd = c->tcp_fd = c->stop_fd = c->event_fd = -1;
         pthread_mutex_init(&c->lock, NULL);
+        pthread_mutex_init(&c->wlock, NULL);
+        pthread_cond_init(&c->wcond, NULL);
+        pthread_cond_init(&c->wdone, NULL);
+        c->queue_tail = &c->queue;
         r = copy_config(c, cfg);
         if (r < 0)
                 goto fail;
@@ -167,9 +180,18 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
                 goto fail;
         }
 
+        r = store_open(c->cfg.store_url, &c->store);
+        if (r < 0) {
+                log_error("coordinator: cannot open store: %s", store_errmsg(NULL));
+                goto fail;
+        }
         r = resume_runs(c);
         if (r < 0)
                 goto fail;
+        r = -pthread_create(&c->writer, NULL, writer_main, c);
+        if (r < 0)
+                goto fail;
+        c->writer_running = true;
 
         if (c->unix_path) {
                 r = c->unix_fd = listen_unix(c->unix_path);
@@ -198,6 +220,7 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
         *ret = c;
         return 0;
 fail:
+        stop_writer(c);
         free_coordinator(c);
         return r;
 }
@@ -225,6 +248,8 @@ int coordinator_adopt(struct coordinator *c, int fd, const char *origin) {
                 goto fail;
         }
 
+        /* Connections that ended since the last reap do not count. */
+        coordinator_reap_finished(c);
         pthread_mutex_lock(&c->lock);
         k->id = ++c->next_id;
         if (c->n_conns >= COORDINATOR_CONNECTIONS_MAX)
@@ -323,6 +348,7 @@ void coordinator_stats(const struct coordinator *c, struct coordinator_stats *re
                 .requeued = atomic_load(&c->stats.requeued),
                 .reaped = atomic_load(&c->stats.reaped),
                 .protocol_errors = atomic_load(&c->stats.protocol_errors),
+                .refused = atomic_load(&c->stats.refused),
         };
 }
 
@@ -344,6 +370,7 @@ struct coordinator *coordinator_stop(struct coordinator *c) {
                 free_conn(k);
                 k = next;
         }
+        stop_writer(c);
         free_coordinator(c);
         return NULL;
 }

@@ -4,8 +4,11 @@
  * of the store's unfinished runs to connected workers and records their
  * outcomes, at least once and counted once. docs/jobs.md has the rules.
  *
- * Shape: one listener thread (unix socket, optionally TCP) and one thread
- * per worker connection, each with its own store handle. A connection loop
+ * Shape: one listener thread (unix socket, optionally TCP), one thread
+ * per worker connection and one writer thread that owns the coordinator's
+ * only store connection: the connection loops queue their RESULTs,
+ * requeues and claims to it, and it applies everything queued in one
+ * fenced transaction. A connection costs no store resources. A loop
  * keeps up to `window` claimed jobs in flight on its worker, restarts the
  * worker's inactivity window only on frames received from it, heartbeats
  * the worker on schedule, and polls with sdlive_peer_poll_timeout(). Clean
@@ -39,7 +42,7 @@
 #define COORDINATOR_SOCKET_DEFAULT "/run/sdlive/coordinator.sock"
 
 struct coordinator_config {
-        const char *store_url;     /* each thread opens its own handle */
+        const char *store_url;     /* the writer's one store connection */
         struct store_fence fence;  /* the leader's lease; strings are copied */
 
         /* Unix listener: the path is unlinked before bind (a stale socket of
@@ -77,7 +80,9 @@ struct coordinator_stats {
         uint64_t stale;           /* RESULTs of an attempt superseded by a newer one */
         uint64_t requeued;        /* in-flight jobs put back when a connection ended */
         uint64_t reaped;          /* connections ended by the inactivity deadline */
-        uint64_t protocol_errors; /* connections ended by a malformed frame */
+        uint64_t protocol_errors; /* connections ended by a malformed frame, a
+                                   * RESULT with a wrong token or replays */
+        uint64_t refused;         /* RESULTs refused: wrong token, unknown job or attempt */
 };
 
 struct coordinator;

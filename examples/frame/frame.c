@@ -11,8 +11,8 @@
 
 /* Fixed part of each payload, before its trailing string or bytes. */
 #define HELLO_FIXED 4      /* protocol u16, identity length u16 */
-#define ASSIGN_FIXED 24    /* run u64, job u64, attempt u32, payload length u32 */
-#define RESULT_FIXED 26    /* run u64, job u64, attempt u32, outcome i32, text length u16 */
+#define ASSIGN_FIXED 40    /* run u64, job u64, attempt u32, token, payload length u32 */
+#define RESULT_FIXED 42    /* run u64, job u64, attempt u32, token, outcome i32, text length u16 */
 #define HEARTBEAT_SEQ 8    /* seq u64, optional */
 
 enum decoder_state { READ_HEADER, READ_PAYLOAD };
@@ -157,7 +157,8 @@ int frame_encode(const frame *f, void *buf, size_t size) {
                 put_u64(p, f->assign.run);
                 put_u64(p + 8, f->assign.job);
                 put_u32(p + 16, f->assign.attempt);
-                put_u32(p + 20, (uint32_t) f->assign.payload_len);
+                memcpy(p + 20, f->assign.token, FRAME_TOKEN_SIZE);
+                put_u32(p + 36, (uint32_t) f->assign.payload_len);
                 if (f->assign.payload_len > 0)
                         memcpy(p + ASSIGN_FIXED, f->assign.payload, f->assign.payload_len);
                 break;
@@ -166,8 +167,9 @@ int frame_encode(const frame *f, void *buf, size_t size) {
                 put_u64(p, f->result.run);
                 put_u64(p + 8, f->result.job);
                 put_u32(p + 16, f->result.attempt);
-                put_u32(p + 20, (uint32_t) f->result.outcome);
-                put_u16(p + 24, (uint16_t) n);
+                memcpy(p + 20, f->result.token, FRAME_TOKEN_SIZE);
+                put_u32(p + 36, (uint32_t) f->result.outcome);
+                put_u16(p + 40, (uint16_t) n);
                 if (n > 0)
                         memcpy(p + RESULT_FIXED, f->result.text, n);
                 break;
@@ -332,7 +334,8 @@ static int parse_payload(frame_decoder *dec, frame *out) {
                 out->assign.run = get_u64(p);
                 out->assign.job = get_u64(p + 8);
                 out->assign.attempt = get_u32(p + 16);
-                n = get_u32(p + 20);
+                memcpy(out->assign.token, p + 20, FRAME_TOKEN_SIZE);
+                n = get_u32(p + 36);
                 out->assign.payload = take(&c, n);
                 if (!out->assign.payload)
                         return fail(dec, FRAME_EMALFORMED,
@@ -344,7 +347,8 @@ static int parse_payload(frame_decoder *dec, frame *out) {
                 out->result.run = get_u64(p);
                 out->result.job = get_u64(p + 8);
                 out->result.attempt = get_u32(p + 16);
-                out->result.outcome = (int32_t) get_u32(p + 20);
+                memcpy(out->result.token, p + 20, FRAME_TOKEN_SIZE);
+                out->result.outcome = (int32_t) get_u32(p + 36);
                 r = take_text(dec, &c, "RESULT text");
                 if (r < 0)
                         return r;

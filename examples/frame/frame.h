@@ -17,8 +17,11 @@
 
 #define FRAME_MAGIC0 0x53 /* 'S' */
 #define FRAME_MAGIC1 0x4c /* 'L' */
-#define FRAME_VERSION 1   /* wire format version, header byte 2 */
-#define FRAME_PROTOCOL_VERSION 1 /* job protocol version, carried by HELLO */
+#define FRAME_VERSION 2   /* wire format version, header byte 2 */
+#define FRAME_PROTOCOL_VERSION 2 /* job protocol version, carried by HELLO */
+/* Bytes of the assignment token an ASSIGN carries and its RESULT echoes:
+ * unguessable, drawn by the coordinator for each attempt. */
+#define FRAME_TOKEN_SIZE 16
 
 #define FRAME_HEADER_SIZE 8
 #define FRAME_MAX_SIZE 65536 /* header + payload */
@@ -59,6 +62,7 @@ typedef struct frame {
                         uint32_t attempt;
                         const uint8_t *payload; /* opaque bytes, may be NULL if empty */
                         size_t payload_len;
+                        uint8_t token[FRAME_TOKEN_SIZE];
                 } assign;
                 struct {
                         uint64_t run;
@@ -66,6 +70,7 @@ typedef struct frame {
                         uint32_t attempt;
                         int32_t outcome; /* 0 = success, others job-defined */
                         const char *text; /* may be empty; NULL encodes as empty */
+                        uint8_t token[FRAME_TOKEN_SIZE]; /* the ASSIGN's, echoed */
                 } result;
                 struct {
                         bool has_seq; /* false: empty payload */

@@ -37,7 +37,6 @@ struct store_backend {
         int (*node_mark_missing)(struct store *s, const struct store_fence *f, const char *name);
         int (*node_checkin)(struct store *s, const char *name);
 
-        int (*run_create)(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run);
         int (*job_claim)(struct store *s, const struct store_fence *f, uint64_t run,
                          const char *worker, struct store_job *ret);
         int (*jobs_requeue)(struct store *s, const struct store_fence *f, const char *worker);
@@ -45,6 +44,9 @@ struct store_backend {
                            uint32_t job, uint32_t attempt);
         int (*job_record)(struct store *s, const struct store_fence *f, uint64_t run,
                           uint32_t job, uint32_t attempt, int64_t outcome);
+        int (*jobs_batch)(struct store *s, const struct store_fence *f, struct store_job_batch *b);
+        int (*run_begin)(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run);
+        int (*run_fill)(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max);
         int (*job_read)(struct store *s, uint64_t run, uint32_t job, struct store_job *ret);
         int (*run_read)(struct store *s, uint64_t run, struct store_run *ret);
         int (*runs_unfinished)(struct store *s, uint64_t *ids, size_t max);

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 static _Thread_local char open_errmsg[512];
 
@@ -311,7 +313,14 @@ int store_node_checkin(struct store *s, const char *name) {
         return s->backend->node_checkin(s, name);
 }
 
-int store_run_create(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {
+static int check_job(struct store *s, uint64_t run, uint32_t job) {
+        if (run == 0 || run > INT64_MAX || job > INT32_MAX)
+                return store_fail(s, -EINVAL, "job %llu/%u does not exist",
+                                  (unsigned long long) run, job);
+        return 0;
+}
+
+int store_run_begin(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {
         int r = begin_call(s);
         if (r < 0)
                 return r;
@@ -319,7 +328,92 @@ int store_run_create(struct store *s, const struct store_fence *f, uint32_t tota
                 return r;
         if (total == 0 || total > INT32_MAX || !ret_run)
                 return store_fail(s, -EINVAL, "a run needs 1 to %d jobs and a place for its id", INT32_MAX);
-        return s->backend->run_create(s, f, total, ret_run);
+        return s->backend->run_begin(s, f, total, ret_run);
+}
+
+int store_run_fill(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max) {
+        int r = begin_call(s);
+        if (r < 0)
+                return r;
+        if ((r = check_fence(s, f)) < 0)
+                return r;
+        if (run == 0 || run > INT64_MAX)
+                return store_fail(s, -EINVAL, "run %llu does not exist", (unsigned long long) run);
+        if (max > STORE_RUN_FILL_MAX)
+                max = STORE_RUN_FILL_MAX;
+        return max ? s->backend->run_fill(s, f, run, max) : 0;
+}
+
+int store_run_create(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {
+        uint64_t run;
+        int r;
+
+        r = store_run_begin(s, f, total, &run);
+        while (r >= 0 && (r = store_run_fill(s, f, run, STORE_RUN_FILL_MAX)) > 0)
+                nanosleep(&(struct timespec) { .tv_nsec = STORE_RUN_FILL_PAUSE_USEC * 1000 }, NULL);
+        if (r < 0)
+                return r;
+        *ret_run = run;
+        return 0;
+}
+
+/* Fills every token a claim may hand out. */
+static int draw_tokens(struct store *s, struct store_job_batch *b) {
+        for (size_t i = 0; i < b->n_claims; i++) {
+                for (unsigned j = 0; j < b->claims[i].want; j++) {
+                        uint8_t *t = b->claims[i].out[j].token;
+                        size_t got = 0;
+                        while (got < STORE_TOKEN_SIZE) {
+                                ssize_t n = getrandom(t + got, STORE_TOKEN_SIZE - got, 0);
+                                if (n < 0 && errno != EINTR)
+                                        return store_fail(s, -errno, "getrandom: %m");
+                                if (n > 0)
+                                        got += (size_t) n;
+                        }
+                }
+        }
+        return 0;
+}
+
+int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+        int r = begin_call(s);
+        if (r < 0)
+                return r;
+        if ((r = check_fence(s, f)) < 0)
+                return r;
+        if (!b || (b->n_results && !b->results) || (b->n_requeues && !b->requeues) ||
+            (b->n_claims && !b->claims))
+                return store_fail(s, -EINVAL, "bad job batch");
+        b->counted = b->requeued = b->claimed = 0;
+        for (size_t i = 0; i < b->n_results; i++) {
+                struct store_result *x = &b->results[i];
+                x->status = 0;
+                if (x->run == 0 || x->run > INT64_MAX || x->job > INT32_MAX)
+                        x->status = -ENOENT;
+                else if (x->attempt == 0 || x->attempt > INT32_MAX)
+                        x->status = -EINVAL;
+        }
+        for (size_t i = 0; i < b->n_requeues; i++) {
+                b->requeues[i].requeued = false;
+                if ((r = check_job(s, b->requeues[i].run, b->requeues[i].job)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < b->n_claims; i++) {
+                b->claims[i].got = 0;
+                if ((r = check_name(s, "worker", b->claims[i].worker)) < 0)
+                        return r;
+                if (b->claims[i].want && !b->claims[i].out)
+                        return store_fail(s, -EINVAL, "no place for the claimed jobs");
+        }
+        if ((r = draw_tokens(s, b)) < 0)
+                return r;
+        r = s->backend->jobs_batch(s, f, b);
+        if (r < 0) {
+                b->counted = b->requeued = b->claimed = 0;
+                for (size_t i = 0; i < b->n_claims; i++)
+                        b->claims[i].got = 0;
+        }
+        return r;
 }
 
 int store_job_claim(struct store *s, const struct store_fence *f, uint64_t run,
@@ -342,13 +436,6 @@ int store_jobs_requeue(struct store *s, const struct store_fence *f, const char 
         if ((r = check_fence(s, f)) < 0 || (worker && (r = check_name(s, "worker", worker)) < 0))
                 return r;
         return s->backend->jobs_requeue(s, f, worker);
-}
-
-static int check_job(struct store *s, uint64_t run, uint32_t job) {
-        if (run == 0 || run > INT64_MAX || job > INT32_MAX)
-                return store_fail(s, -EINVAL, "job %llu/%u does not exist",
-                                  (unsigned long long) run, job);
-        return 0;
 }
 
 int store_job_requeue(struct store *s, const struct store_fence *f, uint64_t run,

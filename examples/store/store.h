@@ -192,7 +192,10 @@ struct store_run {
         uint32_t jobs_reexecuted;  /* jobs with more than one recorded RESULT */
 };
 
-/* Creates a run of `total` pending jobs (fenced). */
+/* Creates a run of `total` pending jobs: store_run_begin() and then
+ * store_run_fill() until it is complete, so in several fenced
+ * transactions of at most STORE_RUN_FILL_MAX jobs each, with a pause of
+ * STORE_RUN_FILL_PAUSE_USEC between them. */
 int store_run_create(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run);
 /* Claims the first pending job of `run` (0: of any run, oldest first):
  * assigned to `worker`, attempt incremented. 1 and *ret filled, or 0 when
@@ -220,6 +223,80 @@ enum store_record {
  * job, -EINVAL for an attempt that was never assigned. */
 int store_job_record(struct store *s, const struct store_fence *f, uint64_t run,
                      uint32_t job, uint32_t attempt, int64_t outcome);
+
+/* ---- The coordinator's batched job path ---------------------------- */
+
+/* Bytes of an assignment token: drawn from getrandom() for each claim and
+ * stored with the job's attempt, so a RESULT proves which assignment it
+ * answers, also to a later leader. */
+#define STORE_TOKEN_SIZE 16
+/* Most jobs store_run_fill() adds in one transaction: bounded, so creating
+ * a large run never holds the write lock (or the lease row) for long. */
+#define STORE_RUN_FILL_MAX 5000
+/* Between two such transactions the creator pauses this long: SQLite's
+ * write lock is not fair, and a writer waiting for it (the lease
+ * refresher) must find it free. */
+#define STORE_RUN_FILL_PAUSE_USEC 1000
+
+struct store_claim {
+        uint64_t run;
+        uint32_t job;
+        uint32_t attempt;
+        uint8_t token[STORE_TOKEN_SIZE];
+};
+
+/* Up to want jobs for worker, oldest first, into out[0 .. got-1]. */
+struct store_claim_request {
+        const char *worker;
+        struct store_claim *out;
+        unsigned want;
+        unsigned got; /* set */
+};
+
+struct store_result {
+        uint64_t run;
+        uint32_t job;
+        uint32_t attempt;
+        uint8_t token[STORE_TOKEN_SIZE];
+        int64_t outcome;
+        /* Set: a STORE_RECORD_* code, or -ENOENT (no such job), -EINVAL
+         * (attempt never assigned), -EPERM (the token is not that
+         * attempt's). Only COUNTED writes; a duplicate, a stale attempt
+         * and a refused RESULT change nothing. */
+        int status;
+};
+
+struct store_requeue {
+        uint64_t run;
+        uint32_t job;
+        uint32_t attempt;
+        bool requeued; /* set: it was still in flight as that attempt */
+};
+
+struct store_job_batch {
+        struct store_result *results;
+        size_t n_results;
+        struct store_requeue *requeues;
+        size_t n_requeues;
+        struct store_claim_request *claims;
+        size_t n_claims;
+        unsigned counted, requeued, claimed; /* set */
+};
+
+/* Applies a batch in ONE fenced transaction, in this order: RESULTs
+ * recorded (idempotent, attempt- and token-guarded), jobs requeued, jobs
+ * claimed (each with a fresh token). A batch that changes nothing is
+ * rolled back: no write-log row, nothing written. 0, or -errno with
+ * nothing of the batch committed (every output then means nothing). */
+int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b);
+
+/* Creates the row of a run of total jobs, with none of them yet: the
+ * run is unfinished until store_run_fill() has added them all and they
+ * are done. Fenced. */
+int store_run_begin(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run);
+/* Adds the next up to min(max, STORE_RUN_FILL_MAX) jobs of run in one
+ * fenced transaction; returns how many (0: the run has all its jobs). */
+int store_run_fill(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max);
 
 int store_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret);
 int store_run_read(struct store *s, uint64_t run, struct store_run *ret);

@@ -41,6 +41,7 @@
 struct store_pg {
         struct store base; /* first: struct store * converts to this */
         PGconn *conn;
+        unsigned job_prepared; /* bit i: job statement i is prepared on conn */
         char *conninfo;
         uint64_t lock_timeout_usec;
 };
@@ -57,6 +58,7 @@ static uint64_t monotonic_usec(void) {
 }
 
 static void disconnect(struct store_pg *p) {
+        p->job_prepared = 0;
         PQfinish(p->conn);
         p->conn = NULL;
 }
@@ -371,7 +373,9 @@ static const char schema_sql[] =
         "  job integer NOT NULL,"
         "  status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'assigned', 'done')),"
         "  attempt integer NOT NULL DEFAULT 0, worker text, outcome bigint,"
-        "  executions integer NOT NULL DEFAULT 0, PRIMARY KEY (run, job));"
+        "  executions integer NOT NULL DEFAULT 0, token bytea, PRIMARY KEY (run, job));"
+        /* A store made before assignment tokens existed gains the column. */
+        "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS token bytea;"
         "CREATE INDEX IF NOT EXISTS jobs_pending ON jobs (run, job) WHERE status = 'pending';"
         "CREATE INDEX IF NOT EXISTS jobs_in_flight ON jobs (worker) WHERE status = 'assigned';"
         "COMMIT;";
@@ -793,7 +797,351 @@ static void job_from_row(const PGresult *res, int row, struct store_job *j) {
         j->executions = (uint32_t) int_value(res, row, 6);
 }
 
-static int pg_run_create(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {
+/* Statements of the batched job path, prepared once per connection.
+ * Arrays travel as text literals ("{1,2,3}"), tokens as hex. */
+enum { JQ_FENCE, JQ_LOG, JQ_READ, JQ_COUNT, JQ_REQUEUE, JQ_CLAIM, JQ_N };
+
+static const char *const job_sql[JQ_N] = {
+        [JQ_FENCE] = "SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND generation = $3"
+                     " AND expires > clock_timestamp() FOR SHARE",
+        [JQ_LOG] = "INSERT INTO write_log (lease, holder, generation, at, what)"
+                   " VALUES ($1, $2, $3, " NOW_USEC ", $4)",
+        /* Row locks in key order: two batches never deadlock. */
+        [JQ_READ] = "SELECT r.i, j.status, j.attempt, coalesce(j.token = decode(r.token, 'hex'), false)"
+                    " FROM unnest($1::bigint[], $2::integer[], $3::text[]) WITH ORDINALITY"
+                    "  AS r (run, job, token, i)"
+                    " JOIN jobs j ON j.run = r.run AND j.job = r.job ORDER BY j.run, j.job FOR UPDATE OF j",
+        [JQ_COUNT] = "WITH c AS (SELECT * FROM unnest($1::bigint[], $2::integer[], $3::bigint[])"
+                     "  AS c (run, job, outcome)),"
+                     " u AS (UPDATE jobs j SET status = 'done', outcome = c.outcome,"
+                     "  executions = j.executions + 1 FROM c WHERE j.run = c.run AND j.job = c.job)"
+                     " UPDATE runs SET done_count = done_count + x.n"
+                     " FROM (SELECT run, count(*) AS n FROM c GROUP BY run) x WHERE runs.id = x.run",
+        [JQ_REQUEUE] = "UPDATE jobs j SET status = 'pending'"
+                       " FROM unnest($1::bigint[], $2::integer[], $3::integer[]) AS x (run, job, attempt)"
+                       " WHERE j.run = x.run AND j.job = x.job AND j.attempt = x.attempt"
+                       " AND j.status = 'assigned' RETURNING j.run, j.job",
+        /* SKIP LOCKED: a claim never waits for a row another batch holds. */
+        [JQ_CLAIM] = "WITH p AS (SELECT run, job FROM jobs WHERE status = 'pending'"
+                     "  ORDER BY run, job LIMIT $3 FOR UPDATE SKIP LOCKED),"
+                     " c AS (SELECT run, job, row_number() OVER (ORDER BY run, job) AS i FROM p),"
+                     " t AS (SELECT decode(tok, 'hex') AS token, i FROM unnest($2::text[])"
+                     "  WITH ORDINALITY AS t (tok, i))"
+                     " UPDATE jobs j SET status = 'assigned', attempt = j.attempt + 1, worker = $1,"
+                     "  token = t.token FROM c JOIN t USING (i) WHERE j.run = c.run AND j.job = c.job"
+                     " RETURNING j.run, j.job, j.attempt, encode(j.token, 'hex')",
+};
+static const int job_sql_params[JQ_N] = { 3, 4, 3, 3, 3, 3 };
+
+/* Runs kept statement `which` with text parameters. */
+static int job_query(struct store_pg *p, PGresult **ret, int which, const char *what,
+                     const char *const *values) {
+        char name[16];
+        PGresult *res;
+        int r = 0;
+
+        if (!p->conn)
+                return store_fail(&p->base, -ENOTCONN, "%s: not connected to the store", what);
+        snprintf(name, sizeof name, "sdlive_job%d", which);
+        if (!(p->job_prepared & 1u << which)) {
+                if (!PQsendPrepare(p->conn, name, job_sql[which], job_sql_params[which], NULL)) {
+                        r = fail_conn(p, -ECONNRESET, what);
+                        disconnect(p);
+                        return r;
+                }
+                res = await_result(p, what, &r);
+                if (!res)
+                        return r;
+                r = check_result(p, res, what);
+                PQclear(res);
+                if (r < 0)
+                        return r;
+                p->job_prepared |= 1u << which;
+        }
+        if (!PQsendQueryPrepared(p->conn, name, job_sql_params[which], values, NULL, NULL, 0)) {
+                r = fail_conn(p, -ECONNRESET, what);
+                disconnect(p);
+                return r;
+        }
+        res = await_result(p, what, &r);
+        if (!res)
+                return r;
+        r = check_result(p, res, what);
+        if (r < 0) {
+                PQclear(res);
+                return r;
+        }
+        *ret = res;
+        return 0;
+}
+
+static int job_exec(struct store_pg *p, int which, const char *what, const char *const *values) {
+        PGresult *res;
+        int r = job_query(p, &res, which, what, values);
+
+        if (r < 0)
+                return r;
+        r = PQresultStatus(res) == PGRES_TUPLES_OK ? PQntuples(res) : atoi(PQcmdTuples(res));
+        PQclear(res);
+        return r;
+}
+
+static void hex_token(char out[2 * STORE_TOKEN_SIZE + 1], const uint8_t *t) {
+        for (int i = 0; i < STORE_TOKEN_SIZE; i++)
+                snprintf(out + 2 * i, 3, "%02x", t[i]);
+}
+
+static void unhex_token(uint8_t *t, const char *hex) {
+        for (int i = 0; i < STORE_TOKEN_SIZE && hex[2 * i] && hex[2 * i + 1]; i++) {
+                char b[3] = { hex[2 * i], hex[2 * i + 1], 0 };
+                t[i] = (uint8_t) strtoul(b, NULL, 16);
+        }
+}
+
+/* Array literals, built with open_memstream(). */
+struct arrays {
+        FILE *f[3];
+        char *text[3];
+        size_t len[3];
+};
+
+static int arrays_open(struct store_pg *p, struct arrays *a, int n) {
+        *a = (struct arrays) { 0 };
+        for (int i = 0; i < n; i++) {
+                a->f[i] = open_memstream(&a->text[i], &a->len[i]);
+                if (!a->f[i])
+                        return store_fail(&p->base, -ENOMEM, "out of memory");
+                fputc('{', a->f[i]);
+        }
+        return 0;
+}
+
+static int arrays_close(struct store_pg *p, struct arrays *a) {
+        int r = 0;
+
+        for (int i = 0; i < 3; i++)
+                if (a->f[i]) {
+                        fputc('}', a->f[i]);
+                        if (fclose(a->f[i]) != 0)
+                                r = store_fail(&p->base, -ENOMEM, "out of memory");
+                        a->f[i] = NULL;
+                }
+        return r;
+}
+
+static void arrays_free(struct arrays *a) {
+        for (int i = 0; i < 3; i++) {
+                if (a->f[i])
+                        fclose(a->f[i]);
+                free(a->text[i]);
+        }
+}
+
+static void sep(FILE *f, size_t i) {
+        if (i)
+                fputc(',', f);
+}
+
+/* Reads and locks the jobs the RESULTs name and classifies each; returns
+ * how many count. */
+static int classify_results(struct store_pg *p, struct store_job_batch *b) {
+        char hex[2 * STORE_TOKEN_SIZE + 1];
+        struct arrays a;
+        PGresult *res;
+        size_t n = 0;
+        int r, counted = 0;
+
+        if ((r = arrays_open(p, &a, 3)) < 0)
+                goto out;
+        for (size_t i = 0; i < b->n_results; i++) {
+                const struct store_result *x = &b->results[i];
+                hex_token(hex, x->token);
+                sep(a.f[0], i), sep(a.f[1], i), sep(a.f[2], i);
+                fprintf(a.f[0], "%llu", (unsigned long long) (x->status < 0 ? 0 : x->run));
+                fprintf(a.f[1], "%u", x->status < 0 ? 0 : x->job);
+                fprintf(a.f[2], "%s", hex);
+                if (b->results[i].status == 0)
+                        b->results[i].status = -ENOENT; /* unless the row is found */
+        }
+        if ((r = arrays_close(p, &a)) < 0)
+                goto out;
+        r = job_query(p, &res, JQ_READ, "read jobs", (const char *const[]) { a.text[0], a.text[1], a.text[2] });
+        if (r < 0)
+                goto out;
+        n = (size_t) PQntuples(res);
+        for (size_t row = 0; row < n; row++) {
+                size_t i = (size_t) int_value(res, (int) row, 0) - 1;
+                struct store_result *x;
+                uint32_t attempt = (uint32_t) int_value(res, (int) row, 2);
+                if (i >= b->n_results)
+                        continue;
+                x = &b->results[i];
+                if (x->attempt > attempt)
+                        x->status = -EINVAL;
+                else if (x->attempt < attempt)
+                        x->status = STORE_RECORD_STALE_ATTEMPT;
+                else if (!bool_value(res, (int) row, 3))
+                        x->status = -EPERM;
+                else if (strcmp(PQgetvalue(res, (int) row, 1), "done") == 0)
+                        x->status = STORE_RECORD_DUPLICATE;
+                else
+                        x->status = STORE_RECORD_COUNTED;
+        }
+        PQclear(res);
+        /* The same job twice in one batch counts once. */
+        for (size_t i = 0; i < b->n_results; i++) {
+                if (b->results[i].status != STORE_RECORD_COUNTED)
+                        continue;
+                for (size_t k = 0; k < i; k++)
+                        if (b->results[k].status == STORE_RECORD_COUNTED &&
+                            b->results[k].run == b->results[i].run && b->results[k].job == b->results[i].job) {
+                                b->results[i].status = STORE_RECORD_DUPLICATE;
+                                break;
+                        }
+                counted += b->results[i].status == STORE_RECORD_COUNTED;
+        }
+        r = counted;
+out:
+        arrays_free(&a);
+        return r;
+}
+
+static int count_results(struct store_pg *p, struct store_job_batch *b) {
+        struct arrays a;
+        size_t n = 0;
+        int r;
+
+        if ((r = arrays_open(p, &a, 3)) < 0)
+                goto out;
+        for (size_t i = 0; i < b->n_results; i++) {
+                const struct store_result *x = &b->results[i];
+                if (x->status != STORE_RECORD_COUNTED)
+                        continue;
+                sep(a.f[0], n), sep(a.f[1], n), sep(a.f[2], n);
+                fprintf(a.f[0], "%llu", (unsigned long long) x->run);
+                fprintf(a.f[1], "%u", x->job);
+                fprintf(a.f[2], "%lld", (long long) x->outcome);
+                n++;
+        }
+        if ((r = arrays_close(p, &a)) < 0)
+                goto out;
+        r = job_exec(p, JQ_COUNT, "record outcomes", (const char *const[]) { a.text[0], a.text[1], a.text[2] });
+        if (r >= 0)
+                b->counted = (unsigned) n;
+out:
+        arrays_free(&a);
+        return r;
+}
+
+static int requeue_batch(struct store_pg *p, struct store_job_batch *b) {
+        struct arrays a;
+        PGresult *res;
+        int r;
+
+        if ((r = arrays_open(p, &a, 3)) < 0)
+                goto out;
+        for (size_t i = 0; i < b->n_requeues; i++) {
+                const struct store_requeue *x = &b->requeues[i];
+                sep(a.f[0], i), sep(a.f[1], i), sep(a.f[2], i);
+                fprintf(a.f[0], "%llu", (unsigned long long) x->run);
+                fprintf(a.f[1], "%u", x->job);
+                fprintf(a.f[2], "%u", x->attempt);
+        }
+        if ((r = arrays_close(p, &a)) < 0)
+                goto out;
+        r = job_query(p, &res, JQ_REQUEUE, "requeue jobs", (const char *const[]) { a.text[0], a.text[1], a.text[2] });
+        if (r < 0)
+                goto out;
+        for (int row = 0; row < PQntuples(res); row++)
+                for (size_t i = 0; i < b->n_requeues; i++)
+                        if (!b->requeues[i].requeued && b->requeues[i].run == (uint64_t) int_value(res, row, 0) &&
+                            b->requeues[i].job == (uint32_t) int_value(res, row, 1)) {
+                                b->requeues[i].requeued = true;
+                                b->requeued++;
+                                break;
+                        }
+        PQclear(res);
+out:
+        arrays_free(&a);
+        return r;
+}
+
+/* Claims for one worker; > 0 when jobs may remain, 0 when none is pending. */
+static int claim_batch(struct store_pg *p, struct store_claim_request *c) {
+        char hex[2 * STORE_TOKEN_SIZE + 1], want[16];
+        struct arrays a;
+        PGresult *res;
+        int r;
+
+        if ((r = arrays_open(p, &a, 1)) < 0)
+                goto out;
+        for (unsigned i = 0; i < c->want; i++) {
+                hex_token(hex, c->out[i].token);
+                sep(a.f[0], i);
+                fputs(hex, a.f[0]);
+        }
+        if ((r = arrays_close(p, &a)) < 0)
+                goto out;
+        snprintf(want, sizeof want, "%u", c->want);
+        r = job_query(p, &res, JQ_CLAIM, "claim jobs", (const char *const[]) { c->worker, a.text[0], want });
+        if (r < 0)
+                goto out;
+        c->got = (unsigned) PQntuples(res);
+        for (unsigned i = 0; i < c->got; i++) {
+                c->out[i].run = (uint64_t) int_value(res, (int) i, 0);
+                c->out[i].job = (uint32_t) int_value(res, (int) i, 1);
+                c->out[i].attempt = (uint32_t) int_value(res, (int) i, 2);
+                unhex_token(c->out[i].token, PQgetvalue(res, (int) i, 3));
+        }
+        PQclear(res);
+        r = c->got == c->want;
+out:
+        arrays_free(&a);
+        return r;
+}
+
+static int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+        struct store_pg *p = to_pg(s);
+        char what[128], gen[24];
+        int r;
+
+        if ((r = need_conn(p)) < 0 || (r = tx_begin(p)) < 0)
+                return r;
+        snprintf(gen, sizeof gen, "%llu", (unsigned long long) f->generation);
+        r = job_exec(p, JQ_FENCE, "check lease", (const char *const[]) { f->lease, f->holder, gen });
+        if (r == 0)
+                r = store_fail(&p->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
+                               f->lease, f->holder, (unsigned long long) f->generation);
+        if (r < 0)
+                return tx_abort(p, r);
+        if (b->n_results) {
+                r = classify_results(p, b);
+                if (r > 0)
+                        r = count_results(p, b);
+                if (r < 0)
+                        return tx_abort(p, r);
+        }
+        if (b->n_requeues && (r = requeue_batch(p, b)) < 0)
+                return tx_abort(p, r);
+        r = 1;
+        for (size_t i = 0; i < b->n_claims && r > 0; i++) {
+                if (!b->claims[i].want)
+                        continue;
+                if ((r = claim_batch(p, &b->claims[i])) < 0)
+                        return tx_abort(p, r);
+                b->claimed += b->claims[i].got;
+        }
+        if (!b->counted && !b->requeued && !b->claimed)
+                return tx_abort(p, 0);
+        snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
+                 b->requeued, b->claimed);
+        r = job_exec(p, JQ_LOG, "log write", (const char *const[]) { f->lease, f->holder, gen, what });
+        if (r < 0)
+                return tx_abort(p, r);
+        return tx_commit(p);
+}
+
+static int pg_run_begin(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {
         struct store_pg *p = to_pg(s);
         PGresult *res;
         char what[96];
@@ -809,17 +1157,46 @@ static int pg_run_create(struct store *s, const struct store_fence *f, uint32_t 
                 return tx_abort(p, r);
         run = int_value(res, 0, 0);
         PQclear(res);
-        r = exec(p, "create jobs",
-                 "INSERT INTO jobs (run, job) SELECT $1, i FROM generate_series(0, $2::integer - 1) i",
-                 "ii", run, (int64_t) total);
-        if (r < 0)
-                return tx_abort(p, r);
         snprintf(what, sizeof what, "create run %lld of %u jobs", (long long) run, total);
         r = fence_commit(p, f, what);
         if (r < 0)
                 return r;
         *ret_run = (uint64_t) run;
         return 0;
+}
+
+static int pg_run_fill(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max) {
+        struct store_pg *p = to_pg(s);
+        int64_t total, next, n;
+        PGresult *res;
+        char what[96];
+        int r;
+
+        if ((r = need_conn(p)) < 0 || (r = fence_begin(p, f)) < 0)
+                return r;
+        r = query(p, &res, "read run",
+                  "SELECT total, (SELECT coalesce(max(job) + 1, 0) FROM jobs WHERE run = $1)"
+                  " FROM runs WHERE id = $1", "i", (int64_t) run);
+        if (r < 0)
+                return tx_abort(p, r);
+        r = PQntuples(res);
+        total = r ? int_value(res, 0, 0) : 0;
+        next = r ? int_value(res, 0, 1) : 0;
+        PQclear(res);
+        if (r == 0)
+                return tx_abort(p, store_fail(s, -ENOENT, "run %llu does not exist", (unsigned long long) run));
+        n = total - next < (int64_t) max ? total - next : (int64_t) max;
+        if (n <= 0)
+                return tx_abort(p, 0);
+        r = exec(p, "create jobs",
+                 "INSERT INTO jobs (run, job) SELECT $1, i FROM generate_series($2::integer, $3::integer - 1) i",
+                 "iii", (int64_t) run, next, next + n);
+        if (r < 0)
+                return tx_abort(p, r);
+        snprintf(what, sizeof what, "create jobs %lld..%lld of run %llu", (long long) next,
+                 (long long) (next + n - 1), (unsigned long long) run);
+        r = fence_commit(p, f, what);
+        return r < 0 ? r : (int) n;
 }
 
 static int pg_job_claim(struct store *s, const struct store_fence *f, uint64_t run,
@@ -1026,7 +1403,9 @@ static const struct store_backend pg_backend = {
         .artifact_prune = pg_artifact_prune,
         .node_mark_missing = pg_node_mark_missing,
         .node_checkin = pg_node_checkin,
-        .run_create = pg_run_create,
+        .run_begin = pg_run_begin,
+        .run_fill = pg_run_fill,
+        .jobs_batch = pg_jobs_batch,
         .job_claim = pg_job_claim,
         .jobs_requeue = pg_jobs_requeue,
         .job_requeue = pg_job_requeue,

@@ -34,12 +34,29 @@
 
 #define SCHEMA_VERSION "1"
 
+/* Statements of the batched job path, prepared once per connection. */
+enum {
+        JST_BEGIN,
+        JST_COMMIT,
+        JST_ROLLBACK,
+        JST_FENCE,
+        JST_LOG,
+        JST_READ,
+        JST_COUNT_JOB,
+        JST_COUNT_RUN,
+        JST_REQUEUE,
+        JST_CLAIM,
+        JST_N
+};
+
 struct store_sqlite {
         struct store base; /* first: struct store * converts to this */
         sqlite3 *db;
+        sqlite3_stmt *job_stmt[JST_N]; /* NULL until first used */
         char *path;
         char boot_id[40];
         uint64_t lock_timeout_usec;
+        int64_t busy_since; /* CLOCK_MONOTONIC when the current lock wait began */
 };
 
 static struct store_sqlite *to_sqlite(struct store *s) {
@@ -266,9 +283,24 @@ static const char schema_sql[] =
         "  job INTEGER NOT NULL,"
         "  status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'assigned', 'done')),"
         "  attempt INTEGER NOT NULL DEFAULT 0, worker TEXT, outcome INTEGER,"
-        "  executions INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run, job));"
+        "  executions INTEGER NOT NULL DEFAULT 0, token BLOB, PRIMARY KEY (run, job));"
         "CREATE INDEX IF NOT EXISTS jobs_pending ON jobs (run, job) WHERE status = 'pending';"
         "CREATE INDEX IF NOT EXISTS jobs_in_flight ON jobs (worker) WHERE status = 'assigned';";
+
+/* A store made before assignment tokens existed gains the column. */
+static int add_token_column(struct store_sqlite *q) {
+        sqlite3_stmt *st;
+        int r = prepare(q, &st, "SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'token'", "");
+
+        if (r < 0)
+                return r;
+        r = step(q, st, "read the job columns");
+        sqlite3_finalize(st);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = exec(q, "ALTER TABLE jobs ADD COLUMN token BLOB", "");
+        return r < 0 ? r : 0;
+}
 
 static int create_schema(struct store_sqlite *q) {
         sqlite3_stmt *st;
@@ -290,6 +322,8 @@ static int create_schema(struct store_sqlite *q) {
         sqlite3_finalize(st);
         if (r < 0)
                 return tx_abort(q, r);
+        if ((r = add_token_column(q)) < 0)
+                return tx_abort(q, r);
         if (strcmp(version, SCHEMA_VERSION) != 0)
                 return tx_abort(q, store_fail(&q->base, -EPROTONOSUPPORT,
                                               "%s: store schema version \"%s\", this program knows " SCHEMA_VERSION,
@@ -297,12 +331,33 @@ static int create_schema(struct store_sqlite *q) {
         return tx_commit(q);
 }
 
+/* Waits for another client's write lock in steps of 20 us doubling to
+ * 1 ms (SQLite's own handler sleeps 1 to 100 ms: a lock held for a few
+ * hundred microseconds would cost a job path milliseconds), up to the
+ * lock timeout. */
+static int busy_wait(void *userdata, int count) {
+        struct store_sqlite *q = userdata;
+        int64_t now = clock_usec(CLOCK_MONOTONIC);
+        long step = count < 6 ? 20L << count : 1000L;
+
+        if (count == 0)
+                q->busy_since = now;
+        if (now - q->busy_since >= (int64_t) q->lock_timeout_usec)
+                return 0;
+        nanosleep(&(struct timespec) { .tv_nsec = step * 1000 }, NULL);
+        return 1;
+}
+
 static int apply_lock_timeout(struct store_sqlite *q) {
-        int rc = sqlite3_busy_timeout(q->db, (int) (q->lock_timeout_usec / 1000));
-        return rc == SQLITE_OK ? 0 : fail_sqlite(q, rc, "set busy timeout");
+        int rc = sqlite3_busy_handler(q->db, busy_wait, q);
+        return rc == SQLITE_OK ? 0 : fail_sqlite(q, rc, "set busy handler");
 }
 
 static void disconnect(struct store_sqlite *q) {
+        for (int i = 0; i < JST_N; i++) {
+                sqlite3_finalize(q->job_stmt[i]);
+                q->job_stmt[i] = NULL;
+        }
         sqlite3_close_v2(q->db);
         q->db = NULL;
 }
@@ -719,7 +774,221 @@ static void job_from_row(sqlite3_stmt *st, struct store_job *j) {
         j->executions = (uint32_t) sqlite3_column_int64(st, 6);
 }
 
-static int sqlite_run_create(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {
+static const char *const job_sql[JST_N] = {
+        [JST_BEGIN] = "BEGIN IMMEDIATE",
+        [JST_COMMIT] = "COMMIT",
+        [JST_ROLLBACK] = "ROLLBACK",
+        [JST_FENCE] = fence_check_sql,
+        [JST_LOG] = "INSERT INTO write_log (lease, holder, generation, at, what) VALUES (?1, ?2, ?3, ?4, ?5)",
+        [JST_READ] = "SELECT status, attempt, token FROM jobs WHERE run = ?1 AND job = ?2",
+        [JST_COUNT_JOB] = "UPDATE jobs SET status = 'done', outcome = ?3, executions = executions + 1"
+                          " WHERE run = ?1 AND job = ?2",
+        [JST_COUNT_RUN] = "UPDATE runs SET done_count = done_count + 1 WHERE id = ?1",
+        [JST_REQUEUE] = "UPDATE jobs SET status = 'pending' WHERE run = ?1 AND job = ?2"
+                        " AND attempt = ?3 AND status = 'assigned'",
+        [JST_CLAIM] = "UPDATE jobs SET status = 'assigned', attempt = attempt + 1, worker = ?1, token = ?2"
+                      " WHERE (run, job) = (SELECT run, job FROM jobs WHERE status = 'pending'"
+                      "  ORDER BY run, job LIMIT 1)"
+                      " RETURNING run, job, attempt",
+};
+
+/* The kept statement `which`, reset and unbound. */
+static int job_stmt(struct store_sqlite *q, int which, sqlite3_stmt **ret) {
+        int rc;
+
+        if (!q->job_stmt[which]) {
+                rc = sqlite3_prepare_v3(q->db, job_sql[which], -1, SQLITE_PREPARE_PERSISTENT,
+                                        &q->job_stmt[which], NULL);
+                if (rc != SQLITE_OK)
+                        return fail_sqlite(q, rc, "prepare");
+        }
+        sqlite3_reset(q->job_stmt[which]);
+        sqlite3_clear_bindings(q->job_stmt[which]);
+        *ret = q->job_stmt[which];
+        return 0;
+}
+
+/* Steps a kept statement once (1 row, 0 done, < 0 error) and resets it,
+ * unless it returned a row the caller still reads. */
+static int job_step(struct store_sqlite *q, sqlite3_stmt *st, const char *what) {
+        int r = step(q, st, what);
+
+        if (r <= 0)
+                sqlite3_reset(st);
+        return r;
+}
+
+static int job_run(struct store_sqlite *q, int which, const char *what) {
+        sqlite3_stmt *st;
+        int r = job_stmt(q, which, &st);
+
+        return r < 0 ? r : job_step(q, st, what);
+}
+
+static int job_tx_abort(struct store_sqlite *q, int r) {
+        if (!sqlite3_get_autocommit(q->db))
+                (void) job_run(q, JST_ROLLBACK, "rollback");
+        return r;
+}
+
+/* BEGIN IMMEDIATE and the lease check, with kept statements. */
+static int job_fence_begin(struct store_sqlite *q, const struct store_fence *f) {
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = job_run(q, JST_BEGIN, "begin transaction")) < 0)
+                return r;
+        if ((r = job_stmt(q, JST_FENCE, &st)) < 0)
+                return job_tx_abort(q, r);
+        sqlite3_bind_text(st, 1, f->lease, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, f->holder, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, (int64_t) f->generation);
+        sqlite3_bind_text(st, 4, q->boot_id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, lease_now());
+        r = job_step(q, st, "check lease");
+        sqlite3_reset(st);
+        if (r == 0)
+                r = store_fail(&q->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
+                               f->lease, f->holder, (unsigned long long) f->generation);
+        return r < 0 ? job_tx_abort(q, r) : 0;
+}
+
+/* The write-log row and COMMIT. */
+static int job_fence_commit(struct store_sqlite *q, const struct store_fence *f, const char *what) {
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = job_stmt(q, JST_LOG, &st)) < 0)
+                return job_tx_abort(q, r);
+        sqlite3_bind_text(st, 1, f->lease, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, f->holder, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, (int64_t) f->generation);
+        sqlite3_bind_int64(st, 4, lease_now());
+        sqlite3_bind_text(st, 5, what, -1, SQLITE_STATIC);
+        if ((r = job_step(q, st, "log write")) < 0)
+                return job_tx_abort(q, r);
+        r = job_run(q, JST_COMMIT, "commit");
+        return r < 0 ? job_tx_abort(q, r) : 0;
+}
+
+static int record_one(struct store_sqlite *q, struct store_result *x) {
+        sqlite3_stmt *st;
+        const void *token;
+        uint32_t attempt;
+        bool done, token_ok;
+        int r;
+
+        if ((r = job_stmt(q, JST_READ, &st)) < 0)
+                return r;
+        sqlite3_bind_int64(st, 1, (int64_t) x->run);
+        sqlite3_bind_int64(st, 2, (int64_t) x->job);
+        r = job_step(q, st, "read job");
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                x->status = -ENOENT;
+                return 0;
+        }
+        done = strcmp((const char *) sqlite3_column_text(st, 0), "done") == 0;
+        attempt = (uint32_t) sqlite3_column_int64(st, 1);
+        token = sqlite3_column_blob(st, 2);
+        token_ok = token && sqlite3_column_bytes(st, 2) == STORE_TOKEN_SIZE &&
+                   memcmp(token, x->token, STORE_TOKEN_SIZE) == 0;
+        sqlite3_reset(st);
+        if (x->attempt > attempt)
+                x->status = -EINVAL;
+        else if (x->attempt < attempt)
+                x->status = STORE_RECORD_STALE_ATTEMPT;
+        else if (!token_ok)
+                x->status = -EPERM;
+        else if (done)
+                x->status = STORE_RECORD_DUPLICATE;
+        else
+                x->status = STORE_RECORD_COUNTED;
+        if (x->status != STORE_RECORD_COUNTED)
+                return 0;
+        if ((r = job_stmt(q, JST_COUNT_JOB, &st)) < 0)
+                return r;
+        sqlite3_bind_int64(st, 1, (int64_t) x->run);
+        sqlite3_bind_int64(st, 2, (int64_t) x->job);
+        sqlite3_bind_int64(st, 3, x->outcome);
+        if ((r = job_step(q, st, "record outcome")) < 0 || (r = job_stmt(q, JST_COUNT_RUN, &st)) < 0)
+                return r;
+        sqlite3_bind_int64(st, 1, (int64_t) x->run);
+        return job_step(q, st, "count done job");
+}
+
+static int requeue_one(struct store_sqlite *q, struct store_requeue *x) {
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = job_stmt(q, JST_REQUEUE, &st)) < 0)
+                return r;
+        sqlite3_bind_int64(st, 1, (int64_t) x->run);
+        sqlite3_bind_int64(st, 2, (int64_t) x->job);
+        sqlite3_bind_int64(st, 3, (int64_t) x->attempt);
+        if ((r = job_step(q, st, "requeue job")) < 0)
+                return r;
+        x->requeued = sqlite3_changes(q->db) > 0;
+        return 0;
+}
+
+/* Claims for one worker; 1 when jobs may remain, 0 when none is pending. */
+static int claim_for(struct store_sqlite *q, struct store_claim_request *c) {
+        sqlite3_stmt *st;
+        int r;
+
+        while (c->got < c->want) {
+                struct store_claim *out = &c->out[c->got];
+                if ((r = job_stmt(q, JST_CLAIM, &st)) < 0)
+                        return r;
+                sqlite3_bind_text(st, 1, c->worker, -1, SQLITE_STATIC);
+                sqlite3_bind_blob(st, 2, out->token, STORE_TOKEN_SIZE, SQLITE_STATIC);
+                r = job_step(q, st, "claim job");
+                if (r <= 0)
+                        return r;
+                out->run = (uint64_t) sqlite3_column_int64(st, 0);
+                out->job = (uint32_t) sqlite3_column_int64(st, 1);
+                out->attempt = (uint32_t) sqlite3_column_int64(st, 2);
+                sqlite3_reset(st);
+                c->got++;
+        }
+        return 1;
+}
+
+static int sqlite_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+        struct store_sqlite *q = to_sqlite(s);
+        char what[128];
+        int r = 1;
+
+        if ((r = need_db(q)) < 0 || (r = job_fence_begin(q, f)) < 0)
+                return r;
+        for (size_t i = 0; i < b->n_results; i++) {
+                if (b->results[i].status < 0)
+                        continue;
+                if ((r = record_one(q, &b->results[i])) < 0)
+                        return job_tx_abort(q, r);
+                b->counted += b->results[i].status == STORE_RECORD_COUNTED;
+        }
+        for (size_t i = 0; i < b->n_requeues; i++) {
+                if ((r = requeue_one(q, &b->requeues[i])) < 0)
+                        return job_tx_abort(q, r);
+                b->requeued += b->requeues[i].requeued;
+        }
+        r = 1;
+        for (size_t i = 0; i < b->n_claims && r > 0; i++) {
+                if ((r = claim_for(q, &b->claims[i])) < 0)
+                        return job_tx_abort(q, r);
+                b->claimed += b->claims[i].got;
+        }
+        if (!b->counted && !b->requeued && !b->claimed)
+                return job_tx_abort(q, 0);
+        snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
+                 b->requeued, b->claimed);
+        return job_fence_commit(q, f, what);
+}
+
+static int sqlite_run_begin(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {
         struct store_sqlite *q = to_sqlite(s);
         char what[96];
         int64_t run;
@@ -732,17 +1001,47 @@ static int sqlite_run_create(struct store *s, const struct store_fence *f, uint3
         if (r < 0)
                 return tx_abort(q, r);
         run = sqlite3_last_insert_rowid(q->db);
-        r = exec(q, "WITH RECURSIVE seq (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?2)"
-                    " INSERT INTO jobs (run, job) SELECT ?1, i FROM seq",
-                 "ii", run, (int64_t) total);
-        if (r < 0)
-                return tx_abort(q, r);
         snprintf(what, sizeof what, "create run %lld of %u jobs", (long long) run, total);
         r = fence_commit(q, f, what);
         if (r < 0)
                 return r;
         *ret_run = (uint64_t) run;
         return 0;
+}
+
+static int sqlite_run_fill(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max) {
+        struct store_sqlite *q = to_sqlite(s);
+        int64_t total, next, n;
+        sqlite3_stmt *st;
+        char what[96];
+        int r;
+
+        if ((r = need_db(q)) < 0 || (r = fence_begin(q, f)) < 0)
+                return r;
+        r = prepare(q, &st, "SELECT total, (SELECT coalesce(max(job) + 1, 0) FROM jobs WHERE run = ?1)"
+                            " FROM runs WHERE id = ?1", "i", (int64_t) run);
+        if (r < 0)
+                return tx_abort(q, r);
+        r = step(q, st, "read run");
+        total = r > 0 ? sqlite3_column_int64(st, 0) : 0;
+        next = r > 0 ? sqlite3_column_int64(st, 1) : 0;
+        sqlite3_finalize(st);
+        if (r == 0)
+                r = store_fail(s, -ENOENT, "run %llu does not exist", (unsigned long long) run);
+        if (r < 0)
+                return tx_abort(q, r);
+        n = total - next < (int64_t) max ? total - next : (int64_t) max;
+        if (n <= 0)
+                return tx_abort(q, 0);
+        r = exec(q, "WITH RECURSIVE seq (i) AS (SELECT ?2 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?3)"
+                    " INSERT INTO jobs (run, job) SELECT ?1, i FROM seq",
+                 "iii", (int64_t) run, next, next + n);
+        if (r < 0)
+                return tx_abort(q, r);
+        snprintf(what, sizeof what, "create jobs %lld..%lld of run %llu", (long long) next,
+                 (long long) (next + n - 1), (unsigned long long) run);
+        r = fence_commit(q, f, what);
+        return r < 0 ? r : (int) n;
 }
 
 static int sqlite_job_claim(struct store *s, const struct store_fence *f, uint64_t run,
@@ -945,7 +1244,9 @@ static const struct store_backend sqlite_backend = {
         .artifact_prune = sqlite_artifact_prune,
         .node_mark_missing = sqlite_node_mark_missing,
         .node_checkin = sqlite_node_checkin,
-        .run_create = sqlite_run_create,
+        .run_begin = sqlite_run_begin,
+        .run_fill = sqlite_run_fill,
+        .jobs_batch = sqlite_jobs_batch,
         .job_claim = sqlite_job_claim,
         .jobs_requeue = sqlite_jobs_requeue,
         .job_requeue = sqlite_job_requeue,

@@ -232,6 +232,7 @@ int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret) {
                 ret->run = f.assign.run;
                 ret->job = f.assign.job;
                 ret->attempt = f.assign.attempt;
+                memcpy(ret->token, f.assign.token, sizeof(ret->token));
                 if (f.assign.payload_len)
                         memcpy(ret->payload, f.assign.payload, f.assign.payload_len);
                 ret->payload[f.assign.payload_len] = '\0';
@@ -254,11 +255,15 @@ static int send_frame(coordinator_link *l, const frame *f) {
         return 0;
 }
 
-int coordinator_link_send_result(coordinator_link *l, uint64_t run, uint64_t job, uint32_t attempt,
-                                 int32_t outcome, const char *text) {
-        frame f = { .type = FRAME_RESULT,
-                    .result = { .run = run, .job = job, .attempt = attempt, .outcome = outcome, .text = text } };
+_Static_assert(COORDINATOR_TOKEN_SIZE == FRAME_TOKEN_SIZE, "one token size");
 
+int coordinator_link_send_result(coordinator_link *l, const coordinator_assign *a, int32_t outcome,
+                                 const char *text) {
+        frame f = { .type = FRAME_RESULT,
+                    .result = { .run = a->run, .job = a->job, .attempt = a->attempt, .outcome = outcome,
+                                .text = text } };
+
+        memcpy(f.result.token, a->token, sizeof(f.result.token));
         return send_frame(l, &f);
 }
 

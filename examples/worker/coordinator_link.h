@@ -29,9 +29,14 @@ typedef struct coordinator_link_config {
         uint64_t heartbeat_usec;        /* our heartbeat interval. 0: 10 s */
 } coordinator_link_config;
 
+/* Bytes of the assignment token: a RESULT echoes its ASSIGN's token, the
+ * proof that it answers that assignment. */
+#define COORDINATOR_TOKEN_SIZE 16
+
 typedef struct coordinator_assign {
         uint64_t run, job;
         uint32_t attempt;
+        uint8_t token[COORDINATOR_TOKEN_SIZE];
         char payload[256]; /* NUL-terminated; longer payloads are refused */
 } coordinator_assign;
 
@@ -56,9 +61,10 @@ void coordinator_link_close(coordinator_link *l, const char *reason);
  * link is closed). */
 int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret);
 
-/* Sends a RESULT. 0, or < 0 when the connection ended (link closed). */
-int coordinator_link_send_result(coordinator_link *l, uint64_t run, uint64_t job, uint32_t attempt,
-                                 int32_t outcome, const char *text);
+/* Sends the RESULT of assignment a (its run, job, attempt and token). 0,
+ * or < 0 when the connection ended (link closed). */
+int coordinator_link_send_result(coordinator_link *l, const coordinator_assign *a, int32_t outcome,
+                                 const char *text);
 
 /* > 0 when a heartbeat is due. */
 int coordinator_link_heartbeat_due(const coordinator_link *l);

@@ -21,8 +21,7 @@
 #define STATUS_EVERY 100
 
 struct late_result {
-        uint64_t run, job;
-        uint32_t attempt;
+        coordinator_assign a; /* payload unused */
         int32_t outcome;
 };
 
@@ -82,8 +81,7 @@ static void send_late_results(jobmode *m) {
 
         while (sent < m->n_unsent && connected(m)) {
                 const struct late_result *r = &m->unsent[sent];
-                if (coordinator_link_send_result(m->link, r->run, r->job, r->attempt, r->outcome,
-                                                 "late") < 0)
+                if (coordinator_link_send_result(m->link, &r->a, r->outcome, "late") < 0)
                         break;
                 sent++;
         }
@@ -128,8 +126,7 @@ static void result_ready(jobmode *m, const job_result *res) {
         m->running = false;
         m->done++;
         if (connected(m) &&
-            coordinator_link_send_result(m->link, a->run, a->job, a->attempt, res->outcome,
-                                         res->outcome ? "failed" : "") == 0) {
+            coordinator_link_send_result(m->link, a, res->outcome, res->outcome ? "failed" : "") == 0) {
                 if (m->done % STATUS_EVERY == 0)
                         report_status(m);
                 return;
@@ -137,8 +134,7 @@ static void result_ready(jobmode *m, const job_result *res) {
         if (connected(m))
                 disconnected(m);
         if (m->n_unsent < UNSENT_MAX)
-                m->unsent[m->n_unsent++] =
-                        (struct late_result) { a->run, a->job, a->attempt, res->outcome };
+                m->unsent[m->n_unsent++] = (struct late_result) { *a, res->outcome };
 }
 
 static void receive_all(jobmode *m) {
@@ -172,8 +168,7 @@ static void start_next(jobmode *m) {
                 if (job_from_payload(a->payload, &j) < 0) {
                         log_warning("job %" PRIu64 "/%" PRIu64 ": unknown payload '%s'", a->run, a->job,
                                     a->payload);
-                        (void) coordinator_link_send_result(m->link, a->run, a->job, a->attempt, EINVAL,
-                                                            "unknown job");
+                        (void) coordinator_link_send_result(m->link, a, EINVAL, "unknown job");
                         if (!connected(m))
                                 disconnected(m);
                         continue;

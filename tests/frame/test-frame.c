@@ -60,8 +60,10 @@ static void test_round_trip_each_type(void **state) {
 
         f = (frame){ .type = FRAME_ASSIGN,
                      .assign = { .run = UINT64_MAX, .job = 0x0102030405060708ULL, .attempt = 7,
-                                 .payload = job, .payload_len = sizeof(job) } };
+                                 .payload = job, .payload_len = sizeof(job),
+                                 .token = { 0xde, 0xad, 0, 0xff, [15] = 0x11 } } };
         out = round_trip(dec, &f);
+        assert_memory_equal(out.assign.token, f.assign.token, FRAME_TOKEN_SIZE);
         assert_true(out.assign.run == UINT64_MAX);
         assert_true(out.assign.job == 0x0102030405060708ULL);
         assert_int_equal(out.assign.attempt, 7);
@@ -74,8 +76,9 @@ static void test_round_trip_each_type(void **state) {
 
         f = (frame){ .type = FRAME_RESULT,
                      .result = { .run = 3, .job = 4, .attempt = UINT32_MAX, .outcome = -5,
-                                 .text = "checksum mismatch" } };
+                                 .text = "checksum mismatch", .token = { [0] = 1, [15] = 0x80 } } };
         out = round_trip(dec, &f);
+        assert_memory_equal(out.result.token, f.result.token, FRAME_TOKEN_SIZE);
         assert_int_equal(out.result.run, 3);
         assert_int_equal(out.result.job, 4);
         assert_int_equal(out.result.attempt, UINT32_MAX);
@@ -102,7 +105,7 @@ static void test_round_trip_each_type(void **state) {
 
 /* The header layout is part of the contract: pin it byte for byte. */
 static void test_wire_layout(void **state) {
-        static const uint8_t expect[] = { 0x53, 0x4c, 0x01, 0x04, 0, 0, 0, 8,
+        static const uint8_t expect[] = { 0x53, 0x4c, 0x02, 0x04, 0, 0, 0, 8,
                                           0, 0, 0, 0, 0, 0, 0x01, 0x02 };
         frame f = { .type = FRAME_HEARTBEAT, .heartbeat = { .has_seq = true, .seq = 0x102 } };
         uint8_t buf[32];
@@ -258,11 +261,11 @@ static void test_oversized_rejected_before_allocation(void **state) {
         frame_decoder_free(dec);
 
         expect_reject(FRAME_VERSION, FRAME_HELLO, 4 + 256, NULL, 0, FRAME_ETOOBIG, "HELLO");
-        expect_reject(FRAME_VERSION, FRAME_RESULT, 26 + 256, NULL, 0, FRAME_ETOOBIG, "RESULT");
+        expect_reject(FRAME_VERSION, FRAME_RESULT, 42 + 256, NULL, 0, FRAME_ETOOBIG, "RESULT");
 }
 
 static void test_max_size_frame_round_trips(void **state) {
-        static uint8_t payload[FRAME_MAX_PAYLOAD - 24];
+        static uint8_t payload[FRAME_MAX_PAYLOAD - 40];
         frame_decoder *dec = new_decoder();
         frame f = { .type = FRAME_ASSIGN,
                     .assign = { .payload = payload, .payload_len = sizeof(payload) } }, out;
@@ -291,7 +294,8 @@ static void test_bad_version_and_magic(void **state) {
         frame f;
 
         expect_reject(0, FRAME_HEARTBEAT, 0, NULL, 0, FRAME_EBADVERSION, "version 0");
-        expect_reject(2, FRAME_HEARTBEAT, 0, NULL, 0, FRAME_EBADVERSION, "version 2");
+        expect_reject(1, FRAME_HEARTBEAT, 0, NULL, 0, FRAME_EBADVERSION, "version 1");
+        expect_reject(3, FRAME_HEARTBEAT, 0, NULL, 0, FRAME_EBADVERSION, "version 3");
 
         assert_int_equal(frame_decoder_feed(dec, http, sizeof(http) - 1, &used, &f),
                          FRAME_EBADMAGIC);
@@ -322,6 +326,9 @@ static void test_truncated_at_eof(void **state) {
         frame_decoder_free(dec);
 }
 
+/* The 16 bytes of an assignment token, inside the fixed fields below. */
+#define TOKEN 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+
 static void test_malformed_payloads(void **state) {
         /* HELLO: protocol 1, identity length 9 but only 3 bytes follow. */
         static const uint8_t past_end[] = { 0, 1, 0, 9, 'a', 'b', 'c' };
@@ -332,36 +339,36 @@ static void test_malformed_payloads(void **state) {
         static const uint8_t long_id[] = { 0, 1, 1, 0, 'a' };
         /* ASSIGN fixed fields, then a payload length of 100 with 2 bytes left. */
         static const uint8_t assign_past[] = { 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2,
-                                               0, 0, 0, 1, 0, 0, 0, 100, 'h', 'i' };
+                                               0, 0, 0, 1, TOKEN, 0, 0, 0, 100, 'h', 'i' };
         static const uint8_t assign_trailing[] = { 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
-                                                   0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1,
+                                                   0, 0, 0, 2, 0, 0, 0, 1, TOKEN, 0, 0, 0, 1,
                                                    'h', 'i' };
         static const uint8_t result_trailing[] = { 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2,
-                                                   0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 'o', 'k', '!' };
+                                                   0, 0, 0, 1, TOKEN, 0, 0, 0, 0, 0, 2, 'o', 'k', '!' };
         static const uint8_t hb5[] = { 1, 2, 3, 4, 5 };
 
-        expect_reject(1, FRAME_HELLO, sizeof(past_end), past_end, sizeof(past_end),
+        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(past_end), past_end, sizeof(past_end),
                       FRAME_EMALFORMED, "past end");
-        expect_reject(1, FRAME_HELLO, sizeof(empty_id), empty_id, sizeof(empty_id),
+        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(empty_id), empty_id, sizeof(empty_id),
                       FRAME_EMALFORMED, "empty");
-        expect_reject(1, FRAME_HELLO, sizeof(nul_id), nul_id, sizeof(nul_id),
+        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(nul_id), nul_id, sizeof(nul_id),
                       FRAME_EMALFORMED, "0x00");
-        expect_reject(1, FRAME_HELLO, sizeof(newline_id), newline_id, sizeof(newline_id),
+        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(newline_id), newline_id, sizeof(newline_id),
                       FRAME_EMALFORMED, "0x0a");
-        expect_reject(1, FRAME_HELLO, sizeof(del_id), del_id, sizeof(del_id),
+        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(del_id), del_id, sizeof(del_id),
                       FRAME_EMALFORMED, "0x7f");
-        expect_reject(1, FRAME_HELLO, sizeof(long_id), long_id, sizeof(long_id),
+        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(long_id), long_id, sizeof(long_id),
                       FRAME_EMALFORMED, "256 exceeds");
-        expect_reject(1, FRAME_HELLO, 3, past_end, 3, FRAME_EMALFORMED, "below");
-        expect_reject(1, FRAME_ASSIGN, sizeof(assign_past), assign_past, sizeof(assign_past),
+        expect_reject(FRAME_VERSION, FRAME_HELLO, 3, past_end, 3, FRAME_EMALFORMED, "below");
+        expect_reject(FRAME_VERSION, FRAME_ASSIGN, sizeof(assign_past), assign_past, sizeof(assign_past),
                       FRAME_EMALFORMED, "past end");
-        expect_reject(1, FRAME_ASSIGN, 10, assign_past, 10, FRAME_EMALFORMED, "below");
-        expect_reject(1, FRAME_ASSIGN, sizeof(assign_trailing), assign_trailing,
+        expect_reject(FRAME_VERSION, FRAME_ASSIGN, 10, assign_past, 10, FRAME_EMALFORMED, "below");
+        expect_reject(FRAME_VERSION, FRAME_ASSIGN, sizeof(assign_trailing), assign_trailing,
                       sizeof(assign_trailing), FRAME_ETRAILING, "1 trailing");
-        expect_reject(1, FRAME_RESULT, sizeof(result_trailing), result_trailing,
+        expect_reject(FRAME_VERSION, FRAME_RESULT, sizeof(result_trailing), result_trailing,
                       sizeof(result_trailing), FRAME_ETRAILING, "1 trailing");
-        expect_reject(1, FRAME_RESULT, 25, result_trailing, 25, FRAME_EMALFORMED, "below");
-        expect_reject(1, FRAME_HEARTBEAT, sizeof(hb5), hb5, sizeof(hb5), FRAME_EMALFORMED,
+        expect_reject(FRAME_VERSION, FRAME_RESULT, 41, result_trailing, 41, FRAME_EMALFORMED, "below");
+        expect_reject(FRAME_VERSION, FRAME_HEARTBEAT, sizeof(hb5), hb5, sizeof(hb5), FRAME_EMALFORMED,
                       "0 or 8");
 }
 
@@ -402,7 +409,7 @@ static void test_encoder_rejects_bad_input(void **state) {
         f = (frame){ .type = FRAME_RESULT, .result = { .text = long_text } };
         assert_int_equal(frame_encode(&f, buf, sizeof(buf)), FRAME_EMALFORMED);
         long_text[FRAME_TEXT_MAX] = '\0';
-        assert_int_equal(frame_encode(&f, buf, sizeof(buf)), FRAME_HEADER_SIZE + 26 + 255);
+        assert_int_equal(frame_encode(&f, buf, sizeof(buf)), FRAME_HEADER_SIZE + 42 + 255);
 
         f = (frame){ .type = FRAME_ASSIGN, .assign = { .payload = NULL, .payload_len = 3 } };
         assert_int_equal(frame_encode(&f, buf, sizeof(buf)), FRAME_EMALFORMED);
@@ -512,7 +519,7 @@ static void test_send_to_closed_peer(void **state) {
 }
 
 static void test_send_times_out_when_peer_stops_reading(void **state) {
-        static uint8_t payload[FRAME_MAX_PAYLOAD - 24];
+        static uint8_t payload[FRAME_MAX_PAYLOAD - 40];
         frame a = { .type = FRAME_ASSIGN,
                     .assign = { .payload = payload, .payload_len = sizeof(payload) } };
         int sv[2], sndbuf = 4096, r = 0;

@@ -118,7 +118,8 @@ static void assign_result_roundtrip(void **state) {
         coordinator_assign a;
         frame out = { .type = FRAME_ASSIGN,
                       .assign = { .run = 7, .job = 42, .attempt = 3,
-                                  .payload = (const uint8_t *) "spin 10", .payload_len = 7 } };
+                                  .payload = (const uint8_t *) "spin 10", .payload_len = 7,
+                                  .token = { 0x5a, [7] = 0xc3, [15] = 0x01 } } };
         frame in;
         int fd;
 
@@ -134,12 +135,14 @@ static void assign_result_roundtrip(void **state) {
         assert_int_equal(a.job, 42);
         assert_int_equal(a.attempt, 3);
         assert_string_equal(a.payload, "spin 10");
+        assert_memory_equal(a.token, out.assign.token, FRAME_TOKEN_SIZE);
 
-        assert_int_equal(coordinator_link_send_result(f->link, 7, 42, 3, 0, "ok"), 0);
+        assert_int_equal(coordinator_link_send_result(f->link, &a, 0, "ok"), 0);
         assert_int_equal(frame_recv(fd, dec, &in, 1000), 1);
         assert_int_equal(in.type, FRAME_RESULT);
         assert_int_equal(in.result.job, 42);
         assert_int_equal(in.result.attempt, 3);
+        assert_memory_equal(in.result.token, out.assign.token, FRAME_TOKEN_SIZE);
         frame_decoder_free(dec);
         close(fd);
 }

@@ -108,10 +108,18 @@ static void send_hello(int fd, const char *identity) {
         assert_int_equal(frame_send(fd, &h, 1000), 0);
 }
 
-static void send_result(int fd, uint64_t run, uint64_t job, uint32_t attempt) {
+/* A RESULT naming (run, job, attempt) with the given token (NULL: none). */
+static void send_forged(int fd, uint64_t run, uint64_t job, uint32_t attempt, const uint8_t *token) {
         frame r = { .type = FRAME_RESULT,
                     .result = { .run = run, .job = job, .attempt = attempt, .outcome = 0, .text = "ok" } };
+        if (token)
+                memcpy(r.result.token, token, FRAME_TOKEN_SIZE);
         assert_int_equal(frame_send(fd, &r, 1000), 0);
+}
+
+/* The RESULT of an ASSIGN, with its token. */
+static void send_result(int fd, const frame *a) {
+        send_forged(fd, a->assign.run, a->assign.job, a->assign.attempt, a->assign.token);
 }
 
 /* Next frame other than a HEARTBEAT; heartbeats seen are counted. */
@@ -191,10 +199,10 @@ static void dispatch_and_record(void **state) {
         for (unsigned done = 0; done < JOBS; done++) {
                 expect_assign(fd, dec, &a);
                 assert_int_equal(a.assign.attempt, 1);
-                send_result(fd, a.assign.run, a.assign.job, a.assign.attempt);
+                send_result(fd, &a);
         }
         /* The same RESULT again counts nothing. */
-        send_result(fd, a.assign.run, a.assign.job, a.assign.attempt);
+        send_result(fd, &a);
         for (int64_t deadline = now_ms() + 2000; ; usleep(5000)) {
                 coordinator_stats(f->c, &st);
                 if (st.duplicates == 1)
@@ -227,7 +235,7 @@ static void check_closed_on(void **state, const void *bytes, size_t len) {
 
         /* The good connection goes on: results recorded, more jobs come. */
         for (int i = 0; i < 4; i++)
-                send_result(good, held[i].assign.run, held[i].assign.job, held[i].assign.attempt);
+                send_result(good, &held[i]);
         expect_assign(good, dec, &a);
         coordinator_stats(f->c, &st);
         assert_int_equal(st.protocol_errors, 1);
@@ -251,7 +259,7 @@ static void result_before_hello_closes(void **state) {
         struct fixture *f = *state;
         int fd = connect_worker(f);
 
-        send_result(fd, f->run, 0, 1);
+        send_forged(fd, f->run, 0, 1, NULL);
         wait_closed(fd, 2000, NULL);
         close(fd);
 }
@@ -329,7 +337,7 @@ static void requeued_on_close_and_redelivered(void **state) {
         send_hello(second, "second");
         for (int i = 0; i < JOBS; i++) {
                 expect_assign(second, dec, &a);
-                send_result(second, a.assign.run, a.assign.job, a.assign.attempt);
+                send_result(second, &a);
         }
         for (int i = 0; i < 4; i++) {
                 wait_status(f, (uint32_t) held[i].assign.job, STORE_JOB_DONE);
@@ -366,7 +374,7 @@ static void stale_attempt_refused(void **state) {
         /* The first worker comes back with its late RESULT of attempt 1. */
         late = connect_worker(f);
         send_hello(late, "first");
-        send_result(late, held.assign.run, held.assign.job, held.assign.attempt);
+        send_result(late, &held);
         for (int64_t deadline = now_ms() + 2000; ; usleep(5000)) {
                 coordinator_stats(f->c, &st);
                 if (st.stale == 1)
@@ -375,7 +383,7 @@ static void stale_attempt_refused(void **state) {
         }
         assert_int_equal(store_job_read(f->store, f->run, (uint32_t) held.assign.job, &j), 0);
         assert_int_equal(j.status, STORE_JOB_ASSIGNED);
-        send_result(second, a.assign.run, a.assign.job, a.assign.attempt);
+        send_result(second, &a);
         wait_status(f, (uint32_t) a.assign.job, STORE_JOB_DONE);
         frame_decoder_free(dec);
         close(second);
@@ -396,7 +404,7 @@ static void lease_loss_stops_the_coordinator(void **state) {
         assert_int_equal(store_lease_release(f->store, LEASE, "leader-a", f->fence.generation), 0);
         assert_int_equal(store_lease_acquire(f->store, LEASE, "leader-b", 60 * SDLIVE_USEC_PER_SEC,
                                              &generation), 0);
-        send_result(fd, a.assign.run, a.assign.job, a.assign.attempt);
+        send_result(fd, &a);
         assert_int_equal(poll(&p, 1, 2000), 1);
         assert_int_equal(coordinator_result(f->c), -ESTALE);
         wait_closed(fd, 2000, NULL);
