@@ -2,7 +2,9 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,37 +23,86 @@ noreturn void cli_usage_error(const char *format, ...) {
         va_start(ap, format);
         vsnprintf(message, sizeof(message), format, ap);
         va_end(ap);
-        log_error("%s: %s", program_invocation_short_name, message);
-        log_error("Try '%s --help' for more information.", program_invocation_short_name);
+        /* log_error() blanks control characters: one line whatever the value. */
+        log_error("%s: %s (see --help)", program_invocation_short_name, message);
         exit(EXIT_USAGE);
 }
 
-uint64_t cli_duration(const char *option, const char *arg) {
-        uint64_t usec;
+uint64_t cli_duration_range(const char *option, const char *arg, uint64_t min_usec, uint64_t max_usec) {
+        char lo[DURATION_FORMAT_MAX], hi[DURATION_FORMAT_MAX];
+        uint64_t usec = 0;
         int r = duration_parse(arg, &usec);
 
-        if (r == -ERANGE)
-                cli_usage_error("%s: duration '%s' is too large", option, arg);
-        if (r < 0)
+        if (r < 0 && r != -ERANGE)
                 cli_usage_error("%s: invalid duration '%s' (examples: 500ms, 2s, 1min, 1h, 7d, 30)",
                                 option, arg);
+        if (r == -ERANGE || usec < min_usec || usec > max_usec)
+                cli_usage_error("%s: duration '%s' out of range (%s to %s)", option, arg,
+                                min_usec ? duration_format(lo, sizeof(lo), min_usec) : "0",
+                                duration_format(hi, sizeof(hi), max_usec));
         return usec;
 }
 
-uint64_t cli_count(const char *option, const char *arg) {
+uint64_t cli_duration(const char *option, const char *arg) {
+        return cli_duration_range(option, arg, 0, CLI_DURATION_MAX);
+}
+
+uint64_t cli_number(const char *option, const char *arg, uint64_t min, uint64_t max) {
         uint64_t value = 0;
+        bool overflow = false;
 
         if (!arg[0])
                 cli_usage_error("%s: empty number", option);
         for (const char *p = arg; *p; p++) {
                 if (*p < '0' || *p > '9')
-                        cli_usage_error("%s: invalid number '%s'", option, arg);
+                        cli_usage_error("%s: invalid number '%s' (digits only)", option, arg);
                 unsigned digit = (unsigned) (*p - '0');
                 if (value > (UINT64_MAX - digit) / 10)
-                        cli_usage_error("%s: number '%s' is too large", option, arg);
-                value = value * 10 + digit;
+                        overflow = true;
+                else
+                        value = value * 10 + digit;
         }
+        if (overflow || value < min || value > max)
+                cli_usage_error("%s: %s out of range (%llu to %llu)", option, arg, (unsigned long long) min,
+                                (unsigned long long) max);
         return value;
+}
+
+uint64_t cli_count(const char *option, const char *arg) {
+        return cli_number(option, arg, 0, CLI_COUNT_MAX);
+}
+
+const char *cli_text_problem(const char *text, size_t max_len) {
+        size_t len = 0;
+
+        if (!text || !text[0])
+                return "empty";
+        for (const char *p = text; *p; p++, len++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        return "contains a control character";
+        if (len > max_len)
+                return "too long";
+        return NULL;
+}
+
+const char *cli_text(const char *option, const char *arg, size_t max_len) {
+        const char *problem = cli_text_problem(arg, max_len);
+
+        if (problem)
+                cli_usage_error("%s: '%s' %s (1 to %zu bytes, no control characters)", option, arg,
+                                problem, max_len);
+        return arg;
+}
+
+const char *cli_path(const char *option, const char *arg) {
+        return cli_text(option, arg, PATH_MAX - 1);
+}
+
+void cli_address(const char *option, const char *arg, unsigned flags, struct address *ret) {
+        const char *why = NULL;
+
+        if (address_parse(arg, flags, ret, &why) < 0)
+                cli_usage_error("%s: '%s': %s", option, arg, why);
 }
 
 void cli_print_version(void) {

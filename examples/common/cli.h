@@ -2,8 +2,11 @@
 #ifndef SDLIVE_EXAMPLES_CLI_H
 #define SDLIVE_EXAMPLES_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
+
+#include "address.h"
 
 /*
  * Command-line conventions shared by the reference daemons.
@@ -12,14 +15,39 @@
  */
 #define EXIT_USAGE 2
 
-/* Logs "<option>: <message>" at error level and a hint to --help, exits 2. */
+/* Logs "<program>: <message> (see --help)" as one line at error level
+ * (control characters in it are blanked) and exits 2. */
 noreturn void cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* The value of a duration option (see duration_parse()); exits 2 when bad. */
+/* The longest duration any option takes unless it says less: a year. */
+#define CLI_DURATION_MAX (UINT64_C(365) * 24 * 3600 * 1000000)
+/* The largest count any option takes unless it says less. */
+#define CLI_COUNT_MAX ((uint64_t) INT64_MAX)
+
+/* The value of a duration option (see duration_parse()) within
+ * [min_usec, max_usec]; otherwise exits 2 naming the option, the value and
+ * the range. */
+uint64_t cli_duration_range(const char *option, const char *arg, uint64_t min_usec, uint64_t max_usec);
+/* cli_duration_range(option, arg, 0, CLI_DURATION_MAX). */
 uint64_t cli_duration(const char *option, const char *arg);
 
-/* The value of a count option: a whole decimal number; exits 2 when bad. */
+/* A whole decimal number (digits only: no sign, no spaces) within
+ * [min, max]; otherwise exits 2 naming the option, the value and the range. */
+uint64_t cli_number(const char *option, const char *arg, uint64_t min, uint64_t max);
+/* cli_number(option, arg, 0, CLI_COUNT_MAX). */
 uint64_t cli_count(const char *option, const char *arg);
+
+/* NULL when text has 1 to max_len bytes and no control character (bytes
+ * below 0x20 and 0x7f); otherwise a static phrase saying what is wrong. */
+const char *cli_text_problem(const char *text, size_t max_len);
+/* arg when cli_text_problem() finds nothing; otherwise exits 2. */
+const char *cli_text(const char *option, const char *arg, size_t max_len);
+/* A path: 1 to PATH_MAX - 1 bytes, no control character; exits 2 otherwise. */
+const char *cli_path(const char *option, const char *arg);
+
+/* Parses a socket address option (address_parse() with flags) into *ret;
+ * exits 2 with the reason when it is not acceptable. */
+void cli_address(const char *option, const char *arg, unsigned flags, struct address *ret);
 
 /* Prints "<program> (sdlive <library version>)" to stdout. */
 void cli_print_version(void);

@@ -2,6 +2,7 @@
 #include "duration.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ static const struct {
 
 int duration_parse(const char *text, uint64_t *ret_usec) {
         uint64_t value = 0;
+        bool overflow = false;
         const char *p = text;
 
         if (!text || *p < '0' || *p > '9')
@@ -31,13 +33,15 @@ int duration_parse(const char *text, uint64_t *ret_usec) {
         for (; *p >= '0' && *p <= '9'; p++) {
                 unsigned digit = (unsigned) (*p - '0');
                 if (value > (UINT64_MAX - digit) / 10)
-                        return -ERANGE;
-                value = value * 10 + digit;
+                        overflow = true;
+                else
+                        value = value * 10 + digit;
         }
+        /* A bad unit is -EINVAL however large the number. */
         for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
                 if (strcmp(p, duration_units[i].suffix) != 0)
                         continue;
-                if (value > UINT64_MAX / duration_units[i].usec)
+                if (overflow || value > UINT64_MAX / duration_units[i].usec)
                         return -ERANGE;
                 *ret_usec = value * duration_units[i].usec;
                 return 0;
@@ -45,23 +49,28 @@ int duration_parse(const char *text, uint64_t *ret_usec) {
         return -EINVAL;
 }
 
+/* usec / unit rounded to the nearest, without overflow near UINT64_MAX. */
+static uint64_t rounded(uint64_t usec, uint64_t unit) {
+        return usec / unit + (usec % unit >= unit - unit / 2);
+}
+
 char *duration_format(char *buf, size_t size, uint64_t usec) {
         if (usec < USEC_PER_MSEC)
                 snprintf(buf, size, "%uus", (unsigned) usec);
         else if (usec < USEC_PER_SEC)
-                snprintf(buf, size, "%ums", (unsigned) ((usec + USEC_PER_MSEC / 2) / USEC_PER_MSEC));
+                snprintf(buf, size, "%ums", (unsigned) rounded(usec, USEC_PER_MSEC));
         else if (usec < 10 * USEC_PER_SEC && usec % USEC_PER_SEC != 0)
                 snprintf(buf, size, "%.1fs", (double) usec / (double) USEC_PER_SEC);
         else if (usec < USEC_PER_MIN)
-                snprintf(buf, size, "%us", (unsigned) ((usec + USEC_PER_SEC / 2) / USEC_PER_SEC));
+                snprintf(buf, size, "%us", (unsigned) rounded(usec, USEC_PER_SEC));
         else if (usec < USEC_PER_HOUR) {
-                uint64_t s = (usec + USEC_PER_SEC / 2) / USEC_PER_SEC;
+                uint64_t s = rounded(usec, USEC_PER_SEC);
                 if (s % 60)
                         snprintf(buf, size, "%umin %us", (unsigned) (s / 60), (unsigned) (s % 60));
                 else
                         snprintf(buf, size, "%umin", (unsigned) (s / 60));
         } else if (usec < USEC_PER_DAY || usec % USEC_PER_DAY != 0) {
-                uint64_t m = (usec + USEC_PER_MIN / 2) / USEC_PER_MIN;
+                uint64_t m = rounded(usec, USEC_PER_MIN);
                 if (m % 60)
                         snprintf(buf, size, "%lluh %umin", (unsigned long long) (m / 60),
                                  (unsigned) (m % 60));

@@ -9,8 +9,9 @@
  * Parses a duration into microseconds: a whole number followed by an optional
  * unit, no spaces: "us", "ms", "s"/"sec", "m"/"min", "h", "d". A bare number
  * is seconds ("90" = 90 s). Examples: "500ms", "2s", "1min", "1h", "7d".
- * Returns 0, -EINVAL for anything else (empty, sign, fraction, unknown unit),
- * -ERANGE when the value does not fit in uint64_t microseconds.
+ * Returns 0, -EINVAL for anything else (empty, sign, fraction, unknown unit,
+ * whatever the number), -ERANGE when a well-formed value does not fit in
+ * uint64_t microseconds.
  */
 int duration_parse(const char *text, uint64_t *ret_usec);
 

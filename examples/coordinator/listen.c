@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "address.h"
 #include "log.h"
 #include "trusted_dir.h"
 
@@ -112,38 +113,17 @@ void listen_unix_remove(const char *path) {
         close(dir_fd);
 }
 
-/* Splits "host:port" or "[v6]:port" into its parts. */
-static int split_address(const char *address, char *host, size_t size, const char **port) {
-        const char *colon = strrchr(address, ':');
-        size_t len;
-
-        if (!colon || !colon[1])
-                return -EINVAL;
-        len = (size_t) (colon - address);
-        if (len >= 2 && address[0] == '[' && address[len - 1] == ']') {
-                address++;
-                len -= 2;
-        }
-        if (len == 0 || len >= size)
-                return -EINVAL;
-        memcpy(host, address, len);
-        host[len] = '\0';
-        *port = colon + 1;
-        return 0;
-}
-
-int listen_tcp(const char *address) {
-        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+int listen_tcp(const char *text) {
         struct addrinfo *ai = NULL;
-        char host[256];
-        const char *port;
+        struct address address;
         int fd, r, one = 1;
 
-        r = split_address(address, host, sizeof(host), &port);
+        r = address_parse(text, ADDRESS_ALLOW_TCP | ADDRESS_NUMERIC_HOST, &address, NULL);
         if (r < 0)
                 return r;
-        if (getaddrinfo(host, port, &hints, &ai) != 0 || !ai)
-                return -EADDRNOTAVAIL;
+        r = address_resolve(&address, true, &ai);
+        if (r < 0)
+                return r;
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
                 r = -errno;

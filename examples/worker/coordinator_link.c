@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "address.h"
 #include "frame.h"
 #include "log.h"
 
@@ -94,27 +95,13 @@ static int connect_unix(const char *path) {
         return fd;
 }
 
-static int connect_tcp(const char *address) {
-        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+static int connect_tcp(const struct address *address) {
         struct addrinfo *ai = NULL;
-        const char *colon = strrchr(address, ':');
-        char host[256];
-        size_t len;
         int fd, r;
 
-        if (!colon || !colon[1])
-                return -EINVAL;
-        len = (size_t) (colon - address);
-        if (len >= 2 && address[0] == '[' && address[len - 1] == ']') {
-                address++;
-                len -= 2;
-        }
-        if (len == 0 || len >= sizeof(host))
-                return -EINVAL;
-        memcpy(host, address, len);
-        host[len] = '\0';
-        if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai)
-                return -EADDRNOTAVAIL;
+        r = address_resolve(address, false, &ai);
+        if (r < 0)
+                return r;
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
                 r = -errno;
@@ -128,6 +115,16 @@ static int connect_tcp(const char *address) {
                 return r;
         }
         return fd;
+}
+
+/* Connects to one configured address: -EINVAL when it does not parse. */
+static int connect_address(const char *text) {
+        struct address address;
+        int r = address_parse(text, ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &address, NULL);
+
+        if (r < 0)
+                return r;
+        return address.kind == ADDRESS_UNIX ? connect_unix(address.path) : connect_tcp(&address);
 }
 
 static int open_session(coordinator_link *l, int fd) {
@@ -159,7 +156,7 @@ int coordinator_link_connect(coordinator_link *l) {
         for (size_t i = 0; i < l->cfg.n_addresses; i++) {
                 size_t at = (l->current + i) % l->cfg.n_addresses;
                 const char *address = l->cfg.addresses[at];
-                int fd = address[0] == '/' ? connect_unix(address) : connect_tcp(address);
+                int fd = connect_address(address);
                 if (fd < 0) {
                         r = fd;
                         continue;
