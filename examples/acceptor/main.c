@@ -34,7 +34,7 @@ static void usage(void) {
                "Answer \"ping\" with \"pong\" on a unix stream socket, one request per line.\n"
                "Never pets the watchdog: do not arm WatchdogSec= for it.\n"
                "\n"
-               "  --socket PATH   the socket to listen on (default:\n"
+               "  --socket PATH   the socket to listen on, absolute (default:\n"
                "                  $RUNTIME_DIRECTORY/acceptor.sock; its directory must exist)\n"
                "  -h, --help      show this help and exit\n"
                "  -V, --version   show the version and exit\n"
@@ -53,6 +53,7 @@ static char *parse_options(int argc, char **argv) {
                 {}
         };
         const char *socket_path = NULL;
+        struct address address;
         char *path = NULL;
         int c;
 
@@ -60,9 +61,8 @@ static char *parse_options(int argc, char **argv) {
         while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
                 switch (c) {
                 case OPT_SOCKET:
+                        cli_address("--socket", optarg, ADDRESS_ALLOW_UNIX, &address);
                         socket_path = optarg;
-                        if (!socket_path[0])
-                                cli_usage_error("--socket: empty path");
                         break;
                 default:
                         cli_common_option(c, argc, argv, usage);

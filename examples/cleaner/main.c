@@ -27,6 +27,12 @@
 #include "populate.h"
 #include "supervision.h"
 
+/* Ranges of the options (docs/daemons.md). */
+#define AGE_MAX_USEC (UINT64_C(3650) * 24 * 3600 * SDLIVE_USEC_PER_SEC)
+#define PASS_INTERVAL_MAX_USEC (UINT64_C(7) * 24 * 3600 * SDLIVE_USEC_PER_SEC)
+#define RATE_MAX 1000000
+#define POPULATE_MAX 10000000
+
 typedef struct cleaner_options {
         const char *blob_dir;      /* NULL: $STATE_DIRECTORY/blobs */
         char *blob_dir_default;    /* owns blob_dir when it was derived */
@@ -47,13 +53,16 @@ static void usage(void) {
                "\n"
                "  --blob-dir DIR          the blob directory (default: $STATE_DIRECTORY/blobs,\n"
                "                          created when missing; a DIR given here must exist)\n"
-               "  --max-age DUR           delete blobs older than this (default 7d)\n"
-               "  --partial-max-age DUR   delete *.partial files older than this (default 1h)\n"
-               "  --pass-interval DUR     idle time between passes (default 60s)\n"
+               "  --max-age DUR           delete blobs older than this (default 7d; up to\n"
+               "                          3650d)\n"
+               "  --partial-max-age DUR   delete *.partial files older than this (default 1h;\n"
+               "                          up to 3650d)\n"
+               "  --pass-interval DUR     idle time between passes (default 60s; up to 7d)\n"
                "  --max-rate N            examine at most N entries per second (default 0:\n"
-               "                          unlimited); the pacing sleeps keep petting\n"
+               "                          unlimited; up to 1000000); the pacing sleeps pet\n"
                "  --once                  run one pass and exit (1 if entries failed)\n"
                "  --populate N            create N fresh test blobs under DIR/populated and exit\n"
+               "                          (up to 10000000)\n"
                "  --wedge-file PATH       fault injection: when PATH exists, the pass or the\n"
                "                          main loop hangs forever without petting (also\n"
                "                          $SDLIVE_WEDGE_FILE; off by default)\n"
@@ -96,29 +105,30 @@ static void parse_options(int argc, char **argv, cleaner_options *o) {
         while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
                 switch (c) {
                 case OPT_BLOB_DIR:
-                        o->blob_dir = optarg;
+                        o->blob_dir = cli_path("--blob-dir", optarg);
                         break;
                 case OPT_MAX_AGE:
-                        o->max_age_usec = cli_duration("--max-age", optarg);
+                        o->max_age_usec = cli_duration_range("--max-age", optarg, 0, AGE_MAX_USEC);
                         break;
                 case OPT_PARTIAL_MAX_AGE:
-                        o->partial_max_age_usec = cli_duration("--partial-max-age", optarg);
+                        o->partial_max_age_usec = cli_duration_range("--partial-max-age", optarg, 0, AGE_MAX_USEC);
                         break;
                 case OPT_PASS_INTERVAL:
-                        o->pass_interval_usec = cli_duration("--pass-interval", optarg);
+                        o->pass_interval_usec =
+                                cli_duration_range("--pass-interval", optarg, 0, PASS_INTERVAL_MAX_USEC);
                         break;
                 case OPT_MAX_RATE:
-                        o->max_rate = cli_count("--max-rate", optarg);
+                        o->max_rate = cli_number("--max-rate", optarg, 0, RATE_MAX);
                         break;
                 case OPT_ONCE:
                         o->once = true;
                         break;
                 case OPT_POPULATE:
-                        o->populate = cli_count("--populate", optarg);
+                        o->populate = cli_number("--populate", optarg, 0, POPULATE_MAX);
                         o->populate_set = true;
                         break;
                 case OPT_WEDGE_FILE:
-                        o->wedge_file = optarg;
+                        o->wedge_file = cli_path("--wedge-file", optarg);
                         break;
                 default:
                         cli_common_option(c, argc, argv, usage);

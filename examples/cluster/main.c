@@ -67,16 +67,21 @@ static void usage(void) {
                "                             (default: sqlite:$STATE_DIRECTORY/cluster.db)\n"
                "  --node NAME                this member's name (default: $SDLIVE_NODE, else\n"
                "                             <hostname>-<pid>)\n"
-               "  --lease DUR                lease time (default 60s), renewed every third\n"
-               "  --election-poll DUR        pause between election attempts (default 5s)\n"
-               "  --maintenance-interval DUR time between maintenance passes (default 60s)\n"
+               "  --lease DUR                lease time (default 60s; 3ms to 1d), renewed\n"
+               "                             every third\n"
+               "  --election-poll DUR        pause between election attempts (default 5s;\n"
+               "                             up to 1h)\n"
+               "  --maintenance-interval DUR time between maintenance passes (default 60s;\n"
+               "                             up to 7d)\n"
                "  --maintenance-rate N       make at most N maintenance writes per second\n"
-               "                             (default 0: unlimited); the pacing sleeps pet\n"
+               "                             (default 0: unlimited; up to 1000000); the pacing\n"
+               "                             sleeps pet\n"
                "  --health-gate DUR          stop renewing the lease once the main loop has not\n"
                "                             petted for DUR (default: WatchdogSec/2 when the\n"
-               "                             watchdog is armed; 0: off)\n"
+               "                             watchdog is armed; 0: off; up to 1d)\n"
                "  --seed-inventory N         first add N blobs, N/100 artifacts (10 versions\n"
-               "                             each) and N/100 nodes to the store (idempotent)\n"
+               "                             each) and N/100 nodes to the store (idempotent;\n"
+               "                             up to 10000000)\n"
                "  --inspect                  print the lease and the write-log summary, exit\n"
                "  --wedge-file PATH          fault injection: when PATH exists the main loop\n"
                "                             hangs without petting while the lease refresher\n"
@@ -88,29 +93,37 @@ static void usage(void) {
                "  -V, --version              show the version and exit\n"
                "\n"
                "DUR is a whole number with a unit: 500ms, 2s, 1min; bare numbers are seconds.\n"
+               "Every value is checked against its range at start; names and paths take no\n"
+               "control characters.\n"
                "Job coordinator (runs while this node leads; docs/jobs.md):\n"
-               "  --coordinator-socket PATH  serve workers on this unix socket\n"
-               "  --coordinator-tcp HOST:PORT  also serve workers over TCP (no credentials:\n"
-               "                             loopback or a private network only)\n"
+               "  --coordinator-socket PATH  serve workers on this unix socket (absolute, at\n"
+               "                             most 107 bytes)\n"
+               "  --coordinator-tcp IP:PORT  also serve workers over TCP, [IPV6]:PORT for IPv6\n"
+               "                             (no credentials: loopback or a private network)\n"
                "  --coordinator-allow-uid UID  unix peers allowed besides root and our uid\n"
-               "  --worker-timeout DUR       reap a worker silent this long (default 30s)\n"
-               "  --worker-heartbeat DUR     heartbeat to workers (default 10s)\n"
-               "  --job-window N             jobs in flight per worker (default 4)\n"
+               "                             (at most 16)\n"
+               "  --worker-timeout DUR       reap a worker silent this long (default 30s;\n"
+               "                             up to 1d)\n"
+               "  --worker-heartbeat DUR     heartbeat to workers (default 10s; up to 1d)\n"
+               "  --job-window N             jobs in flight per worker (default 4; 1 to 64)\n"
                "  --job-run N                when elected and no run is unfinished, create a\n"
-               "                             run of N jobs\n"
+               "                             run of N jobs (1 to 2147483647)\n"
                "  --job-payload TEXT         what each job does: noop, checksum, spin USEC\n"
                "\n"
                "Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage.\n",
                program_invocation_short_name);
 }
 
-static uint64_t positive_duration(const char *option, const char *arg) {
-        uint64_t usec = cli_duration(option, arg);
-
-        if (usec == 0)
-                cli_usage_error("%s: the duration must not be zero", option);
-        return usec;
-}
+/* Ranges of the options (docs/cluster.md). */
+#define LEASE_MIN_USEC (3 * SDLIVE_USEC_PER_MSEC) /* renewed every third */
+#define LEASE_MAX_USEC (UINT64_C(24) * 3600 * SDLIVE_USEC_PER_SEC)
+#define POLL_MAX_USEC (UINT64_C(3600) * SDLIVE_USEC_PER_SEC)
+#define INTERVAL_MAX_USEC (UINT64_C(7) * 24 * 3600 * SDLIVE_USEC_PER_SEC)
+#define PEER_WINDOW_MAX_USEC (UINT64_C(24) * 3600 * SDLIVE_USEC_PER_SEC)
+#define RATE_MAX 1000000
+#define SEED_MAX 10000000
+#define UID_MAX_VALID (UINT32_MAX - 1) /* (uid_t) -1 means "no uid" */
+#define PAYLOAD_MAX 255
 
 static void parse_options(int argc, char **argv, cluster_options *o) {
         enum {
@@ -158,85 +171,84 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
+        struct address address;
         int c;
 
         opterr = 0;
         while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
                 switch (c) {
                 case OPT_STORE:
-                        o->store_url = optarg;
+                        o->store_url = cli_path("--store", optarg);
                         break;
                 case OPT_NODE:
-                        o->node = optarg;
+                        o->node = cli_text("--node", optarg, STORE_NAME_MAX);
                         break;
                 case OPT_LEASE:
-                        o->lease_usec = positive_duration("--lease", optarg);
+                        o->lease_usec = cli_duration_range("--lease", optarg, LEASE_MIN_USEC, LEASE_MAX_USEC);
                         break;
                 case OPT_POLL:
-                        o->poll_usec = positive_duration("--election-poll", optarg);
+                        o->poll_usec = cli_duration_range("--election-poll", optarg, 1, POLL_MAX_USEC);
                         break;
                 case OPT_INTERVAL:
-                        o->maintenance_interval_usec = positive_duration("--maintenance-interval", optarg);
+                        o->maintenance_interval_usec =
+                                cli_duration_range("--maintenance-interval", optarg, 1, INTERVAL_MAX_USEC);
                         break;
                 case OPT_RATE:
-                        o->maintenance_rate = cli_count("--maintenance-rate", optarg);
+                        o->maintenance_rate = cli_number("--maintenance-rate", optarg, 0, RATE_MAX);
                         break;
                 case OPT_HEALTH_GATE:
-                        o->health_gate_usec = cli_duration("--health-gate", optarg);
+                        o->health_gate_usec = cli_duration_range("--health-gate", optarg, 0, LEASE_MAX_USEC);
                         o->health_gate_set = true;
                         break;
                 case OPT_SEED:
-                        o->seed = cli_count("--seed-inventory", optarg);
+                        o->seed = cli_number("--seed-inventory", optarg, 0, SEED_MAX);
                         break;
                 case OPT_INSPECT:
                         o->inspect = true;
                         break;
                 case OPT_WEDGE_FILE:
-                        o->wedge_file = optarg;
+                        o->wedge_file = cli_path("--wedge-file", optarg);
                         break;
                 case OPT_SPIN_FILE:
-                        o->spin_file = optarg;
+                        o->spin_file = cli_path("--spin-election-file", optarg);
                         break;
                 case OPT_COORDINATOR_SOCKET:
+                        cli_address("--coordinator-socket", optarg, ADDRESS_ALLOW_UNIX, &address);
                         o->jobs.unix_path = optarg;
                         break;
                 case OPT_COORDINATOR_TCP:
+                        cli_address("--coordinator-tcp", optarg, ADDRESS_ALLOW_TCP | ADDRESS_NUMERIC_HOST,
+                                    &address);
                         o->jobs.tcp_address = optarg;
                         break;
                 case OPT_COORDINATOR_ALLOW_UID:
                         if (o->jobs.n_allowed_uids == ALLOWED_UIDS_MAX)
                                 cli_usage_error("--coordinator-allow-uid: at most %d", ALLOWED_UIDS_MAX);
                         o->allowed_uids[o->jobs.n_allowed_uids++] =
-                                (uid_t) cli_count("--coordinator-allow-uid", optarg);
+                                (uid_t) cli_number("--coordinator-allow-uid", optarg, 0, UID_MAX_VALID);
                         break;
                 case OPT_WORKER_TIMEOUT:
-                        o->jobs.worker_timeout_usec = positive_duration("--worker-timeout", optarg);
+                        o->jobs.worker_timeout_usec =
+                                cli_duration_range("--worker-timeout", optarg, 1, PEER_WINDOW_MAX_USEC);
                         break;
                 case OPT_WORKER_HEARTBEAT:
-                        o->jobs.heartbeat_usec = positive_duration("--worker-heartbeat", optarg);
+                        o->jobs.heartbeat_usec =
+                                cli_duration_range("--worker-heartbeat", optarg, 1, PEER_WINDOW_MAX_USEC);
                         break;
                 case OPT_JOB_WINDOW:
-                        o->jobs.window = (unsigned) cli_count("--job-window", optarg);
-                        if (o->jobs.window == 0 || o->jobs.window > COORDINATOR_WINDOW_MAX)
-                                cli_usage_error("--job-window: 1 to %d", COORDINATOR_WINDOW_MAX);
+                        o->jobs.window = (unsigned) cli_number("--job-window", optarg, 1, COORDINATOR_WINDOW_MAX);
                         break;
                 case OPT_JOB_RUN:
-                        o->jobs.run_jobs = (uint32_t) cli_count("--job-run", optarg);
-                        if (o->jobs.run_jobs == 0 || o->jobs.run_jobs > INT32_MAX)
-                                cli_usage_error("--job-run: 1 to %d jobs", INT32_MAX);
+                        o->jobs.run_jobs = (uint32_t) cli_number("--job-run", optarg, 1, INT32_MAX);
                         break;
                 case OPT_JOB_PAYLOAD:
-                        if (!*optarg || strlen(optarg) > 255)
-                                cli_usage_error("--job-payload: 1 to 255 bytes");
-                        o->jobs.job_payload = optarg;
+                        o->jobs.job_payload = cli_text("--job-payload", optarg, PAYLOAD_MAX);
                         break;
                 default:
                         cli_common_option(c, argc, argv, usage);
                 }
         }
         cli_no_operands(argc, argv);
-        if (o->lease_usec < 3 * SDLIVE_USEC_PER_MSEC)
-                cli_usage_error("--lease: at least 3ms (it is renewed every third)");
 }
 
 /* Fills in the defaults that depend on the environment. Exits 2 when
@@ -269,8 +281,8 @@ static void resolve_defaults(cluster_options *o) {
                 }
                 o->node = o->derived_node = node;
         }
-        if (!o->node[0] || strlen(o->node) > STORE_NAME_MAX)
-                cli_usage_error("--node: the name must have 1 to %d bytes", STORE_NAME_MAX);
+        /* $SDLIVE_NODE and the host name are checked like --node. */
+        cli_text("the node name", o->node, STORE_NAME_MAX);
         if (!o->spin_file || !o->spin_file[0])
                 o->spin_file = getenv("SDLIVE_SPIN_ELECTION_FILE");
         if (o->spin_file && !o->spin_file[0])

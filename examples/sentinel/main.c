@@ -19,12 +19,14 @@
 #include "log.h"
 #include "supervision.h"
 
+#define INTERVAL_MAX_USEC (UINT64_C(24) * 3600 * SDLIVE_USEC_PER_SEC)
+
 static void usage(void) {
         printf("Usage: %s [OPTION]...\n"
                "Sleep in a loop, reporting readiness and status to systemd. Never pets the\n"
                "watchdog: do not arm WatchdogSec= for it.\n"
                "\n"
-               "  --interval DUR   sleep between status updates (default 1s)\n"
+               "  --interval DUR   sleep between status updates (default 1s; up to 1d)\n"
                "  -h, --help       show this help and exit\n"
                "  -V, --version    show the version and exit\n"
                "\n"
@@ -49,9 +51,7 @@ static uint64_t parse_options(int argc, char **argv) {
         while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
                 switch (c) {
                 case OPT_INTERVAL:
-                        interval = cli_duration("--interval", optarg);
-                        if (interval == 0)
-                                cli_usage_error("--interval: must be longer than 0");
+                        interval = cli_duration_range("--interval", optarg, 1, INTERVAL_MAX_USEC);
                         break;
                 default:
                         cli_common_option(c, argc, argv, usage);

@@ -27,6 +27,12 @@
 #include "monitor.h"
 #include "supervision.h"
 
+/* Ranges of the options (docs/daemons.md). */
+#define INTERVAL_MAX_USEC (UINT64_C(7) * 24 * 3600 * SDLIVE_USEC_PER_SEC)
+#define WINDOW_MAX_USEC (UINT64_C(24) * 3600 * SDLIVE_USEC_PER_SEC)
+#define RECONNECT_MAX_USEC (UINT64_C(3600) * SDLIVE_USEC_PER_SEC)
+#define IDENTITY_MAX 63
+
 /* How long a stopping worker waits for the job in progress. */
 #define EXECUTOR_STOP_TIMEOUT_USEC (200 * SDLIVE_USEC_PER_MSEC)
 
@@ -45,9 +51,9 @@ static void usage(void) {
                "Run one short job per interval on a job-executor thread, petting the\n"
                "systemd watchdog from the main loop while the executor keeps moving.\n"
                "\n"
-               "  --interval DUR               time between jobs (default 5s)\n"
+               "  --interval DUR               time between jobs (default 5s; up to 7d)\n"
                "  --executor-max-silence DUR   longest a job may run before keepalives are\n"
-               "                               withheld (default 10s)\n"
+               "                               withheld (default 10s; up to 1d)\n"
                "  --no-progress-check          do not register the executor as a progress\n"
                "                               loop: a hung executor then goes unnoticed\n"
                "  --trigger-on-stall           send WATCHDOG=trigger as soon as the executor\n"
@@ -60,14 +66,16 @@ static void usage(void) {
                "                               on petting (also $SDLIVE_HANG_EXECUTOR_FILE)\n"
                "\n"
                "Job mode: take jobs from the cluster's coordinator instead of the timer.\n"
-               "  --coordinator ADDR           unix socket path or host:port; repeat it to list\n"
-               "                               every cluster node (only the leader listens)\n"
-               "  --identity NAME              name in HELLO (default host-pid)\n"
+               "  --coordinator ADDR           /PATH (unix socket), HOST:PORT or [IPV6]:PORT;\n"
+               "                               repeat it to list every cluster node (at most\n"
+               "                               8; only the leader listens)\n"
+               "  --identity NAME              name in HELLO (default host-pid; 1 to 63 bytes)\n"
                "  --coordinator-timeout DUR    reconnect when the coordinator is silent this\n"
-               "                               long (default 30s)\n"
+               "                               long (default 30s; up to 1d)\n"
                "  --heartbeat DUR              heartbeat interval, at most a third of the\n"
-               "                               coordinator's worker timeout (default 10s)\n"
-               "  --reconnect-max DUR          longest reconnect backoff (default 5s)\n"
+               "                               coordinator's worker timeout (default 10s;\n"
+               "                               up to 1d)\n"
+               "  --reconnect-max DUR          longest reconnect backoff (default 5s; up to 1h)\n"
                "  -h, --help                   show this help and exit\n"
                "  -V, --version                show the version and exit\n"
                "\n"
@@ -107,20 +115,18 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
+        struct address address;
         int c;
 
         opterr = 0;
         while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
                 switch (c) {
                 case OPT_INTERVAL:
-                        o->interval_usec = cli_duration("--interval", optarg);
-                        if (o->interval_usec == 0)
-                                cli_usage_error("--interval: must be longer than 0");
+                        o->interval_usec = cli_duration_range("--interval", optarg, 1, INTERVAL_MAX_USEC);
                         break;
                 case OPT_EXECUTOR_MAX_SILENCE:
-                        o->executor_max_silence_usec = cli_duration("--executor-max-silence", optarg);
-                        if (o->executor_max_silence_usec == 0)
-                                cli_usage_error("--executor-max-silence: must be longer than 0");
+                        o->executor_max_silence_usec =
+                                cli_duration_range("--executor-max-silence", optarg, 1, WINDOW_MAX_USEC);
                         break;
                 case OPT_NO_PROGRESS_CHECK:
                         o->progress_check = false;
@@ -129,38 +135,31 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                         o->trigger_on_stall = true;
                         break;
                 case OPT_WEDGE_FILE:
-                        o->wedge_file = optarg;
+                        o->wedge_file = cli_path("--wedge-file", optarg);
                         break;
                 case OPT_HANG_EXECUTOR_FILE:
-                        o->hang_executor_file = optarg;
+                        o->hang_executor_file = cli_path("--hang-executor-file", optarg);
                         break;
                 case OPT_COORDINATOR:
                         if (o->jobs.link.n_addresses == COORDINATOR_LINK_ADDRESSES_MAX)
                                 cli_usage_error("--coordinator: at most %d addresses",
                                                 COORDINATOR_LINK_ADDRESSES_MAX);
-                        if (!*optarg)
-                                cli_usage_error("--coordinator: empty address");
+                        cli_address("--coordinator", optarg, ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &address);
                         o->jobs.link.addresses[o->jobs.link.n_addresses++] = optarg;
                         break;
                 case OPT_IDENTITY:
-                        if (!*optarg || strlen(optarg) > 63)
-                                cli_usage_error("--identity: 1 to 63 characters");
-                        o->jobs.link.identity = optarg;
+                        o->jobs.link.identity = cli_text("--identity", optarg, IDENTITY_MAX);
                         break;
                 case OPT_COORDINATOR_TIMEOUT:
-                        o->jobs.link.timeout_usec = cli_duration("--coordinator-timeout", optarg);
-                        if (o->jobs.link.timeout_usec == 0)
-                                cli_usage_error("--coordinator-timeout: must be longer than 0");
+                        o->jobs.link.timeout_usec =
+                                cli_duration_range("--coordinator-timeout", optarg, 1, WINDOW_MAX_USEC);
                         break;
                 case OPT_HEARTBEAT:
-                        o->jobs.link.heartbeat_usec = cli_duration("--heartbeat", optarg);
-                        if (o->jobs.link.heartbeat_usec == 0)
-                                cli_usage_error("--heartbeat: must be longer than 0");
+                        o->jobs.link.heartbeat_usec = cli_duration_range("--heartbeat", optarg, 1, WINDOW_MAX_USEC);
                         break;
                 case OPT_RECONNECT_MAX:
-                        o->jobs.backoff_max_usec = cli_duration("--reconnect-max", optarg);
-                        if (o->jobs.backoff_max_usec == 0)
-                                cli_usage_error("--reconnect-max: must be longer than 0");
+                        o->jobs.backoff_max_usec =
+                                cli_duration_range("--reconnect-max", optarg, 1, RECONNECT_MAX_USEC);
                         break;
                 default:
                         cli_common_option(c, argc, argv, usage);
