@@ -24,6 +24,9 @@ struct store_backend {
         int (*lease_release)(struct store *s, const char *name, const char *holder,
                              uint64_t generation);
         int (*lease_read)(struct store *s, const char *name, struct store_lease_info *ret);
+        int (*lease_listen)(struct store *s, int *ret_fd);
+        int (*lease_notified)(struct store *s);
+        int (*lease_unlisten)(struct store *s);
         int (*log_summary)(struct store *s, const char *lease, struct store_log_summary *ret);
 
         int (*seed_inventory)(struct store *s, uint64_t blobs, uint64_t artifacts, uint64_t nodes);

@@ -208,6 +208,26 @@ int store_lease_release(struct store *s, const char *name, const char *holder, u
         return s->backend->lease_release(s, name, holder, generation);
 }
 
+int store_lease_listen(struct store *s, int *ret_fd) {
+        int r = begin_call(s);
+        if (r < 0)
+                return r;
+        if (!ret_fd)
+                return store_fail(s, -EINVAL, "no place for the fd");
+        *ret_fd = -1;
+        return s->backend->lease_listen(s, ret_fd);
+}
+
+int store_lease_notified(struct store *s) {
+        int r = begin_call(s);
+        return r < 0 ? r : s->backend->lease_notified(s);
+}
+
+int store_lease_unlisten(struct store *s) {
+        int r = begin_call(s);
+        return r < 0 ? r : s->backend->lease_unlisten(s);
+}
+
 int store_lease_read(struct store *s, const char *name, struct store_lease_info *ret) {
         int r = begin_call(s);
         if (r < 0)

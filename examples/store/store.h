@@ -83,6 +83,26 @@ int store_lease_refresh(struct store *s, const char *name, const char *holder,
 int store_lease_release(struct store *s, const char *name, const char *holder,
                         uint64_t generation);
 
+/* Release announcements, so that a standby need not wait out its poll.
+ * Every release store_lease_release() makes is announced to the listeners
+ * of the store (PostgreSQL: NOTIFY, delivered on commit; SQLite: a touch
+ * of the file <database>-released, seen through inotify by the processes
+ * of the host). Best effort: an announcement is lost when nobody listened
+ * at that moment (not yet listening, reconnecting), and a wake-up may be
+ * spurious (anyone who can write the store can announce), so a waiter
+ * still polls and treats an announcement as "attempt now", never as proof.
+ *
+ * store_lease_listen() starts listening (idempotent; again after a
+ * reconnect) and sets *ret_fd to an fd that polls readable when something
+ * may have arrived. The fd belongs to s and is valid until the next call on
+ * s. store_lease_notified() consumes what arrived, without blocking: > 0 if
+ * at least one release was announced since the last call, 0 if not, < 0
+ * when listening broke (listen again). store_lease_unlisten() stops (a
+ * leader does: nothing then queues up on its handle). */
+int store_lease_listen(struct store *s, int *ret_fd);
+int store_lease_notified(struct store *s);
+int store_lease_unlisten(struct store *s);
+
 struct store_lease_info {
         bool held;                        /* acquired and not yet expired */
         char holder[STORE_NAME_MAX + 1];  /* last holder, "" if released */

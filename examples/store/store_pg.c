@@ -13,6 +13,11 @@
  *   so an acquisition (which must update that row) waits until every write
  *   of the previous generation has committed or rolled back. Job rows are
  *   locked FOR UPDATE while an outcome is recorded.
+ * - A release announces itself with pg_notify() on the channel
+ *   sdlive_lease_released, in the releasing statement: delivered on commit
+ *   to every session that LISTENs, on any host, and only if the release
+ *   changed the row. A listener's connection is its main one; notifications
+ *   that arrive during other queries wait in libpq until consumed.
  * - Every query runs with a client-side deadline (lock timeout + 4 s): a
  *   server that stops answering cannot hang the caller. A lost or timed-out
  *   connection fails that call with an "unavailable" error; the next call
@@ -31,6 +36,9 @@
 
 #define SCHEMA_VERSION "1"
 #define MAX_PARAMS 8
+#define RELEASED_CHANNEL "sdlive_lease_released"
+/* Notifications consumed per store_lease_notified() call; more stay queued. */
+#define NOTIFIES_MAX 1024
 /* Our statements take their own time far below this; the rest is slack
  * for a busy server. */
 #define QUERY_SLACK_USEC UINT64_C(4000000)
@@ -44,6 +52,8 @@ struct store_pg {
         unsigned job_prepared; /* bit i: job statement i is prepared on conn */
         char *conninfo;
         uint64_t lock_timeout_usec;
+        uint64_t connections;      /* connections made so far */
+        uint64_t listening_on;     /* the connection LISTENing (its number), 0: none */
 };
 
 static struct store_pg *to_pg(struct store *s) {
@@ -438,6 +448,7 @@ static int connect_db(struct store_pg *p) {
                 disconnect(p);
                 return r;
         }
+        p->connections++;
         PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
         r = exec_script(p, "configure session",
                         "SET client_min_messages = warning");
@@ -574,8 +585,9 @@ static int pg_lease_release(struct store *s, const char *name, const char *holde
         if ((r = need_conn(p)) < 0)
                 return r;
         r = exec(p, "release lease",
-                 "UPDATE leases SET holder = '', expires = clock_timestamp()"
-                 " WHERE name = $1 AND holder = $2 AND generation = $3",
+                 "WITH released AS (UPDATE leases SET holder = '', expires = clock_timestamp()"
+                 "  WHERE name = $1 AND holder = $2 AND generation = $3 RETURNING name)"
+                 " SELECT pg_notify('" RELEASED_CHANNEL "', name) FROM released",
                  "tti", name, holder, (int64_t) generation);
         if (r == 0)
                 return store_fail(s, -ESTALE, "lease %s is not held by %s as generation %llu",
@@ -605,6 +617,58 @@ static int pg_lease_read(struct store *s, const char *name, struct store_lease_i
                 ret->remaining_usec = ret->held ? (uint64_t) int_value(res, 0, 3) : 0;
         }
         PQclear(res);
+        return 0;
+}
+
+static int pg_lease_listen(struct store *s, int *ret_fd) {
+        struct store_pg *p = to_pg(s);
+        int r;
+
+        if ((r = need_conn(p)) < 0)
+                return r;
+        if (p->listening_on != p->connections) {
+                r = exec(p, "listen for releases", "LISTEN " RELEASED_CHANNEL, "");
+                if (r < 0)
+                        return r;
+                p->listening_on = p->connections;
+        }
+        *ret_fd = PQsocket(p->conn);
+        return 0;
+}
+
+static int pg_lease_notified(struct store *s) {
+        struct store_pg *p = to_pg(s);
+        PGnotify *n;
+        int found = 0;
+
+        if (!p->conn || p->listening_on != p->connections)
+                return store_fail(s, -ENOTCONN, "not listening for releases");
+        if (!PQconsumeInput(p->conn)) {
+                int r = fail_conn(p, -ECONNRESET, "read release announcements");
+
+                disconnect(p);
+                return r;
+        }
+        for (int i = 0; i < NOTIFIES_MAX && (n = PQnotifies(p->conn)); i++) {
+                found = 1;
+                PQfreemem(n);
+        }
+        return found;
+}
+
+static int pg_lease_unlisten(struct store *s) {
+        struct store_pg *p = to_pg(s);
+        PGnotify *n;
+        int r;
+
+        if (!p->conn || p->listening_on != p->connections)
+                return 0;
+        r = exec(p, "stop listening for releases", "UNLISTEN " RELEASED_CHANNEL, "");
+        if (r < 0)
+                return r;
+        p->listening_on = 0;
+        while ((n = PQnotifies(p->conn)))
+                PQfreemem(n);
         return 0;
 }
 
@@ -1394,6 +1458,9 @@ static const struct store_backend pg_backend = {
         .lease_refresh = pg_lease_refresh,
         .lease_release = pg_lease_release,
         .lease_read = pg_lease_read,
+        .lease_listen = pg_lease_listen,
+        .lease_notified = pg_lease_notified,
+        .lease_unlisten = pg_lease_unlisten,
         .log_summary = pg_log_summary,
         .seed_inventory = pg_seed_inventory,
         .blobs_list = pg_blobs_list,

@@ -16,6 +16,14 @@
  *   by a suspend sees its lease expire like everyone else. It restarts at
  *   zero on boot, so each lease row also stores the boot_id that wrote it:
  *   a row from an earlier boot is expired whatever its number says.
+ * - Release announcements: after a release commits, the releaser opens and
+ *   closes <database>-released beside the database for writing; listeners
+ *   watch the directory with inotify (IN_CLOSE_WRITE of that name). It
+ *   works between any processes of the host that share the file, needs no
+ *   daemon, socket or registration of listeners, leaves nothing to clean
+ *   up, and a writer never blocks on a slow listener. The directory (the
+ *   service's StateDirectory=, 0700) admits only writers of the database,
+ *   who could release the lease anyway.
  * - Inventory and job timestamps are CLOCK_REALTIME microseconds: they are
  *   for humans and for the "node has not checked in" heuristic, where a
  *   clock step shifts a decision but cannot let two leaders write.
@@ -25,14 +33,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
 #define SCHEMA_VERSION "1"
+#define RELEASED_SUFFIX "-released"
+/* Reads of inotify events per store_lease_notified() call: a flood of
+ * events in the directory cannot keep the caller here. */
+#define NOTIFY_READS_MAX 16
 
 /* Statements of the batched job path, prepared once per connection. */
 enum {
@@ -57,6 +71,8 @@ struct store_sqlite {
         char boot_id[40];
         uint64_t lock_timeout_usec;
         int64_t busy_since; /* CLOCK_MONOTONIC when the current lock wait began */
+        char *released_path;  /* <path>-released: touched on release */
+        int watch_fd;         /* inotify on the database's directory, or -1 */
 };
 
 static struct store_sqlite *to_sqlite(struct store *s) {
@@ -427,8 +443,10 @@ int store_sqlite_open(const char *path, struct store **ret, char *errbuf, size_t
                 return -ENOMEM;
         q->base.backend = &sqlite_backend;
         q->lock_timeout_usec = 1000000;
+        q->watch_fd = -1;
         q->path = strdup(path);
-        if (!q->path) {
+        if (!q->path || asprintf(&q->released_path, "%s" RELEASED_SUFFIX, path) < 0) {
+                free(q->path);
                 free(q);
                 return -ENOMEM;
         }
@@ -437,6 +455,7 @@ int store_sqlite_open(const char *path, struct store **ret, char *errbuf, size_t
                 r = connect_db(q);
         if (r < 0) {
                 snprintf(errbuf, errlen, "%s", q->base.errmsg);
+                free(q->released_path);
                 free(q->path);
                 free(q);
                 return r;
@@ -449,6 +468,9 @@ static void sqlite_close(struct store *s) {
         struct store_sqlite *q = to_sqlite(s);
 
         disconnect(q);
+        if (q->watch_fd >= 0)
+                close(q->watch_fd);
+        free(q->released_path);
         free(q->path);
         free(q);
 }
@@ -538,6 +560,16 @@ static int sqlite_lease_refresh(struct store *s, const char *name, const char *h
         return r < 0 ? r : 0;
 }
 
+/* Opening for writing and closing is the announcement (IN_CLOSE_WRITE).
+ * Never follows a symlink; a FIFO without a reader fails at once
+ * (O_NONBLOCK). A failure only loses the announcement: listeners poll. */
+static void announce_release(struct store_sqlite *q) {
+        int fd = open(q->released_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+
+        if (fd >= 0)
+                close(fd);
+}
+
 static int sqlite_lease_release(struct store *s, const char *name, const char *holder, uint64_t generation) {
         struct store_sqlite *q = to_sqlite(s);
         int r;
@@ -550,7 +582,10 @@ static int sqlite_lease_release(struct store *s, const char *name, const char *h
         if (r == 0)
                 return store_fail(s, -ESTALE, "lease %s is not held by %s as generation %llu",
                                   name, holder, (unsigned long long) generation);
-        return r < 0 ? r : 0;
+        if (r < 0)
+                return r;
+        announce_release(q);
+        return 0;
 }
 
 static int sqlite_lease_read(struct store *s, const char *name, struct store_lease_info *ret) {
@@ -575,6 +610,71 @@ static int sqlite_lease_read(struct store *s, const char *name, struct store_lea
         }
         sqlite3_finalize(st);
         return r < 0 ? r : 0;
+}
+
+static int sqlite_lease_listen(struct store *s, int *ret_fd) {
+        struct store_sqlite *q = to_sqlite(s);
+        char *copy;
+        int r = 0;
+
+        if (q->watch_fd < 0) {
+                copy = strdup(q->path);
+                if (!copy)
+                        return store_fail(s, -ENOMEM, "out of memory");
+                q->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+                if (q->watch_fd < 0)
+                        r = store_fail(s, -errno, "cannot listen for releases: inotify: %m");
+                else if (inotify_add_watch(q->watch_fd, dirname(copy), IN_CLOSE_WRITE) < 0) {
+                        r = store_fail(s, -errno, "cannot watch the directory of %s: %m", q->path);
+                        close(q->watch_fd);
+                        q->watch_fd = -1;
+                }
+                free(copy);
+                if (r < 0)
+                        return r;
+        }
+        *ret_fd = q->watch_fd;
+        return 0;
+}
+
+static int sqlite_lease_notified(struct store *s) {
+        struct store_sqlite *q = to_sqlite(s);
+        const char *name = strrchr(q->released_path, '/');
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        int found = 0;
+
+        name = name ? name + 1 : q->released_path;
+        if (q->watch_fd < 0)
+                return store_fail(s, -ENOTCONN, "not listening for releases");
+        for (int i = 0; i < NOTIFY_READS_MAX; i++) {
+                ssize_t n = read(q->watch_fd, buf, sizeof buf);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        break;
+                if (n <= 0)
+                        return store_fail(s, n < 0 ? -errno : -EIO, "reading release announcements: %m");
+                for (char *p = buf; p < buf + n;) {
+                        const struct inotify_event *ev = (const struct inotify_event *) p;
+
+                        /* A lost event may have been ours. */
+                        if ((ev->mask & IN_Q_OVERFLOW) ||
+                            (ev->len > 0 && strnlen(ev->name, ev->len) < ev->len && strcmp(ev->name, name) == 0))
+                                found = 1;
+                        p += sizeof(*ev) + ev->len;
+                }
+        }
+        return found;
+}
+
+static int sqlite_lease_unlisten(struct store *s) {
+        struct store_sqlite *q = to_sqlite(s);
+
+        if (q->watch_fd >= 0)
+                close(q->watch_fd);
+        q->watch_fd = -1;
+        return 0;
 }
 
 static int sqlite_log_summary(struct store *s, const char *lease, struct store_log_summary *ret) {
@@ -1235,6 +1335,9 @@ static const struct store_backend sqlite_backend = {
         .lease_refresh = sqlite_lease_refresh,
         .lease_release = sqlite_lease_release,
         .lease_read = sqlite_lease_read,
+        .lease_listen = sqlite_lease_listen,
+        .lease_notified = sqlite_lease_notified,
+        .lease_unlisten = sqlite_lease_unlisten,
         .log_summary = sqlite_log_summary,
         .seed_inventory = sqlite_seed_inventory,
         .blobs_list = sqlite_blobs_list,
