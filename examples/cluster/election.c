@@ -2,6 +2,7 @@
 #include "election.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,13 @@
 #include "duration.h"
 #include "lease.h"
 #include "log.h"
+
+/* The earliest next attempt after one that lost: announcements (anyone
+ * who can write the store can make them) cannot make a standby attempt
+ * more often than this. */
+#define ATTEMPT_GAP_MIN_USEC (20 * SDLIVE_USEC_PER_MSEC)
+/* Attempt this long after the lease's reported expiry (clock granularity). */
+#define EXPIRY_SLACK_USEC SDLIVE_USEC_PER_MSEC
 
 uint64_t election_max_pause(uint64_t poll_usec) {
         return 2 * poll_usec;
@@ -57,6 +65,8 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
                 ret->acquired_at_usec = started;
                 *failures = 0;
                 last_holder[0] = '\0';
+                if (store_lease_unlisten(*e->store) < 0)
+                        log_debug("cannot stop listening for releases: %s", store_errmsg(*e->store));
                 return 1;
         }
         if (r == -EBUSY) {
@@ -73,7 +83,13 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
                 sdlive_notify_status(e->d, "standby: lease held by %s (generation %llu), next attempt in %s",
                                      info.holder, (unsigned long long) info.generation,
                                      duration_format(poll_text, sizeof(poll_text), e->poll_usec));
+                /* Held by a member that renews it, or a dead one's lease
+                 * running out: attempt again when it would expire. */
                 *pause = e->poll_usec;
+                if (info.held && info.remaining_usec + EXPIRY_SLACK_USEC < *pause)
+                        *pause = info.remaining_usec + EXPIRY_SLACK_USEC;
+                else if (!info.held)
+                        *pause = 0;
                 return 0;
         }
 failed:
@@ -93,25 +109,58 @@ failed:
         return 0;
 }
 
+/* Waits up to usec for a release to be announced (SDLIVE_WAKE_FD), a stop,
+ * or the end of the time. Without a usable announcement channel (store
+ * unreachable, listening broken) it only idles: the poll still runs. */
+static int wait_for_release(const struct election *e, uint64_t usec) {
+        uint64_t until = lease_now_usec() + usec;
+
+        for (;;) {
+                uint64_t now = lease_now_usec();
+                int fd, r;
+
+                if (now >= until)
+                        return SDLIVE_WAKE_TIMEOUT;
+                if (!*e->store || store_lease_listen(*e->store, &fd) < 0 ||
+                    (r = store_lease_notified(*e->store)) < 0)
+                        return sdlive_idle(e->d, until - now);
+                if (r > 0)
+                        return SDLIVE_WAKE_FD;
+                r = sdlive_wait_fd(e->d, fd, POLLIN, until - now);
+                if (r != SDLIVE_WAKE_FD)
+                        return r;
+        }
+}
+
 int election_run(const struct election *e, struct election_result *ret) {
         char last_holder[STORE_NAME_MAX + 1] = "";
         bool announced = false;
         unsigned failures = 0;
+        uint64_t last_attempt = 0;
 
         for (;;) {
-                uint64_t pause = e->poll_usec;
+                uint64_t pause = e->poll_usec, since;
                 int r;
 
                 if (sdlive_stopping(e->d) > 0)
                         return 0;
+                since = lease_now_usec() - last_attempt;
+                if (since < ATTEMPT_GAP_MIN_USEC) {
+                        r = sdlive_idle(e->d, ATTEMPT_GAP_MIN_USEC - since);
+                        if (r == SDLIVE_WAKE_STOP)
+                                return 0;
+                }
                 if (!spinning(e, &announced)) {
+                        last_attempt = lease_now_usec();
                         r = attempt(e, ret, &failures, last_holder, &pause);
                         if (e->progress)
                                 sdlive_progress_beat(e->progress);
                         if (r != 0)
                                 return r;
                 }
-                r = sdlive_idle(e->d, pause);
+                r = failures == 0 ? wait_for_release(e, pause) : sdlive_idle(e->d, pause);
+                if (r == SDLIVE_WAKE_FD)
+                        log_debug("a release was announced: attempting at once");
                 if (r == SDLIVE_WAKE_STOP)
                         return 0;
                 if (r < 0) {
