@@ -28,10 +28,15 @@ struct lease_holder {
         int stop_fd;              /* eventfd: wakes the refresher to exit */
         atomic_bool lost;
         atomic_bool gated;
+        atomic_int state;         /* enum lease_state; written by the refresher only */
+        atomic_uint gate_releases;
         atomic_uint_fast64_t refreshes;
         pthread_mutex_t lock;     /* guards reason while it is written */
         char reason[256];
-        uint64_t deadline_usec;   /* refresher thread only */
+        /* Refresher thread only: */
+        uint64_t deadline_usec;
+        uint64_t next_refresh_usec; /* renewal or release attempt */
+        uint64_t failures;          /* consecutive unavailable attempts */
 };
 
 uint64_t lease_now_usec(void) {
@@ -59,6 +64,18 @@ uint64_t lease_holder_refreshes(const struct lease_holder *h) {
 
 bool lease_holder_gated(const struct lease_holder *h) {
         return atomic_load(&h->gated);
+}
+
+enum lease_state lease_holder_state(const struct lease_holder *h) {
+        return (enum lease_state) atomic_load(&h->state);
+}
+
+unsigned lease_holder_gate_releases(const struct lease_holder *h) {
+        return atomic_load(&h->gate_releases);
+}
+
+static void set_state(struct lease_holder *h, enum lease_state state) {
+        atomic_store(&h->state, (int) state);
 }
 
 static void mark_lost(struct lease_holder *h, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -99,10 +116,31 @@ static bool sleep_until(struct lease_holder *h, uint64_t until) {
         return poll(&p, 1, timeout_ms) > 0;
 }
 
-/* One renewal. false when the lease is lost for good. */
-static bool refresh_once(struct lease_holder *h, uint64_t *failures) {
-        const struct lease_config *c = &h->config;
+static uint64_t refresh_interval(const struct lease_config *c) {
+        return c->refresh_usec ? c->refresh_usec : c->ttl_usec / 3;
+}
+
+static uint64_t retry_interval(const struct lease_config *c) {
+        return refresh_interval(c) / 4 > 0 ? refresh_interval(c) / 4 : 1;
+}
+
+/* A call failed because the store is unavailable: retry soon, reconnecting. */
+static void retry_later(struct lease_holder *h, const char *what, uint64_t started) {
         char left[DURATION_FORMAT_MAX];
+
+        h->failures++;
+        log_warning("lease %s failed (store unavailable: %s); %s left before it expires", what,
+                    store_errmsg(h->store),
+                    duration_format(left, sizeof(left),
+                                    h->deadline_usec > started ? h->deadline_usec - started : 0));
+        h->next_refresh_usec = lease_now_usec() + retry_interval(&h->config);
+        if (store_reconnect(h->store) < 0)
+                log_debug("reconnect failed: %s", store_errmsg(h->store));
+}
+
+/* HOLDING or RETRYING, a renewal is due. */
+static void renew(struct lease_holder *h) {
+        const struct lease_config *c = &h->config;
         uint64_t started = lease_now_usec();
         int r;
 
@@ -110,40 +148,60 @@ static bool refresh_once(struct lease_holder *h, uint64_t *failures) {
         if (r >= 0) {
                 h->deadline_usec = started + c->ttl_usec;
                 atomic_fetch_add(&h->refreshes, 1);
-                if (*failures > 0)
+                if (h->failures > 0)
                         log_info("lease refreshed again after %llu failed attempts",
-                                 (unsigned long long) *failures);
-                *failures = 0;
-                return true;
+                                 (unsigned long long) h->failures);
+                h->failures = 0;
+                h->next_refresh_usec = lease_now_usec() + refresh_interval(c);
+                set_state(h, LEASE_HOLDING);
+                return;
         }
         switch (store_error_class(r)) {
         case STORE_LOST:
                 mark_lost(h, "lease generation %llu is no longer ours: %s",
                           (unsigned long long) h->generation, store_errmsg(h->store));
-                return false;
+                set_state(h, LEASE_LOST);
+                return;
         case STORE_UNAVAILABLE:
-                (*failures)++;
-                log_warning("lease refresh failed (store unavailable: %s); %s left before it expires",
-                            store_errmsg(h->store),
-                            duration_format(left, sizeof(left),
-                                            h->deadline_usec > started ? h->deadline_usec - started : 0));
-                return true;
+                retry_later(h, "refresh", started);
+                set_state(h, LEASE_RETRYING);
+                return;
         default:
                 mark_lost(h, "lease refresh failed: %s", store_errmsg(h->store));
-                return false;
+                set_state(h, LEASE_LOST);
+        }
+}
+
+/* RELEASING: the gate closed; give the lease back so a standby needs not
+ * wait for it to run out. Conditioned on (holder, generation) in the
+ * store, like every release. */
+static void release_gated(struct lease_holder *h) {
+        const struct lease_config *c = &h->config;
+        uint64_t started = lease_now_usec();
+        int r;
+
+        r = store_lease_release(h->store, c->name, c->holder, h->generation);
+        if (r >= 0) {
+                atomic_fetch_add(&h->gate_releases, 1);
+                log_warning("lease generation %llu released: the main loop is stale",
+                            (unsigned long long) h->generation);
+                set_state(h, LEASE_LOST);
+        } else if (store_error_class(r) == STORE_UNAVAILABLE) {
+                retry_later(h, "release", started);
+        } else {
+                log_info("lease generation %llu not released (%s)", (unsigned long long) h->generation,
+                         store_errmsg(h->store));
+                set_state(h, LEASE_LOST);
         }
 }
 
 static void *refresher(void *userdata) {
         struct lease_holder *h = userdata;
         const struct lease_config *c = &h->config;
-        uint64_t refresh = c->refresh_usec ? c->refresh_usec : c->ttl_usec / 3;
-        uint64_t retry = refresh / 4 > 0 ? refresh / 4 : 1;
-        uint64_t check = 0, next_refresh = h->deadline_usec - c->ttl_usec + refresh;
-        uint64_t next_check = UINT64_MAX, failures = 0;
+        uint64_t check = 0, next_check = UINT64_MAX;
         struct health_gate gate;
-        bool open = true;
 
+        h->next_refresh_usec = h->deadline_usec - c->ttl_usec + refresh_interval(c);
         health_gate_init(&gate, c->health_stale_usec, c->health_checks ? c->health_checks : 2);
         if (c->health_stale_usec > 0 && c->d) {
                 check = c->health_check_usec ? c->health_check_usec : c->health_stale_usec / 4;
@@ -152,40 +210,45 @@ static void *refresher(void *userdata) {
                 next_check = lease_now_usec() + check;
         }
 
-        for (;;) {
-                uint64_t now;
+        while (lease_holder_state(h) != LEASE_LOST) {
+                enum lease_state state = lease_holder_state(h);
+                uint64_t now, wake = min_u64(h->next_refresh_usec, h->deadline_usec);
 
-                if (sleep_until(h, min_u64(min_u64(next_refresh, next_check), h->deadline_usec)))
-                        return NULL;
+                if (state != LEASE_RELEASING)
+                        wake = min_u64(wake, next_check);
+                if (sleep_until(h, wake))
+                        break;
                 now = lease_now_usec();
 
-                if (now >= next_check) {
-                        bool was_open = open;
-
-                        open = health_gate_check(&gate, c->d);
-                        atomic_store(&h->gated, !open);
-                        if (was_open && !open)
-                                log_warning("health gate closed: the main loop stopped petting, "
-                                            "no longer renewing the lease");
-                        else if (!was_open && open)
-                                log_notice("health gate open again: the main loop is petting, renewing");
-                        next_check = now + check;
-                }
                 if (now >= h->deadline_usec) {
                         mark_lost(h, "lease expired: %s",
-                                  !open ? "not renewed while the main loop was stale"
-                                  : failures > 0 ? "the store was unreachable until its deadline"
+                                  state == LEASE_RELEASING ? "the store was unreachable to release it"
+                                  : h->failures > 0 ? "the store was unreachable until its deadline"
                                   : "the refresher ran too late (process paused or starved)");
-                        return NULL;
+                        set_state(h, LEASE_LOST);
+                        break;
                 }
-                if (now >= next_refresh && open) {
-                        if (!refresh_once(h, &failures))
-                                return NULL;
-                        next_refresh = lease_now_usec() + (failures > 0 ? retry : refresh);
-                        if (failures > 0 && store_reconnect(h->store) < 0)
-                                log_debug("reconnect failed: %s", store_errmsg(h->store));
+                if (state != LEASE_RELEASING && now >= next_check) {
+                        next_check = now + check;
+                        if (!health_gate_check(&gate, c->d)) {
+                                atomic_store(&h->gated, true);
+                                log_warning("health gate closed: the main loop stopped petting; "
+                                            "releasing the lease");
+                                mark_lost(h, "the main loop was stale: lease released by the health gate");
+                                set_state(h, LEASE_RELEASING);
+                                h->failures = 0;
+                                release_gated(h);
+                                continue;
+                        }
+                }
+                if (now >= h->next_refresh_usec) {
+                        if (state == LEASE_RELEASING)
+                                release_gated(h);
+                        else
+                                renew(h);
                 }
         }
+        return NULL;
 }
 
 int lease_holder_start(const struct lease_config *c, uint64_t generation,
@@ -202,6 +265,7 @@ int lease_holder_start(const struct lease_config *c, uint64_t generation,
         h->generation = generation;
         h->deadline_usec = acquired_at_usec + c->ttl_usec;
         h->lost_fd = h->stop_fd = -1;
+        atomic_init(&h->state, LEASE_HOLDING);
         pthread_mutex_init(&h->lock, NULL);
 
         r = store_open(c->store_url, &h->store);
@@ -210,8 +274,7 @@ int lease_holder_start(const struct lease_config *c, uint64_t generation,
                 goto fail;
         }
         /* A refresh stuck behind a lock must not eat the lease. */
-        store_set_lock_timeout(h->store, c->lock_timeout_usec ? c->lock_timeout_usec
-                                         : (c->refresh_usec ? c->refresh_usec : c->ttl_usec / 3) / 4);
+        store_set_lock_timeout(h->store, c->lock_timeout_usec ? c->lock_timeout_usec : refresh_interval(c) / 4);
         h->lost_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         h->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (h->lost_fd < 0 || h->stop_fd < 0) {

@@ -5,21 +5,34 @@
 /*
  * Holding an acquired lease: a refresher thread, with its own store handle,
  * renews it every refresh interval (default ttl / 3) and reports its loss.
+ * It is a small state machine; only the refresher thread changes the state.
  *
- * The lease counts as lost (once, for good) when
- *   - a refresh finds it no longer ours (-ESTALE), or
- *   - refreshing keeps failing (store unavailable) until the local deadline:
- *     the start of the last successful acquisition or refresh call + ttl.
- *     That deadline is never later than the store's own expiry, so the
- *     holder gives up before a standby can take over.
- * Loss is signalled on an eventfd (readable from then on) and an atomic
- * flag cheap enough to test per item of a long loop.
+ *   state      event                                  next
+ *   HOLDING    renewed                                HOLDING
+ *   HOLDING    store unavailable                      RETRYING (retry every refresh / 4)
+ *   RETRYING   renewed                                HOLDING
+ *   RETRYING   store unavailable                      RETRYING
+ *   HOLDING,   not ours any more (-ESTALE), or a      LOST
+ *   RETRYING   failure other than unavailability
+ *   HOLDING,   health gate closes                     RELEASING (loss signalled now)
+ *   RETRYING
+ *   RELEASING  released, or not ours any more         LOST
+ *   RELEASING  store unavailable                      RELEASING (retry every refresh / 4)
+ *   any        local deadline passes                  LOST
+ *
+ * The local deadline is the start of the last successful acquisition or
+ * refresh call + ttl: never later than the store's own expiry, so the
+ * holder gives up before a standby can take over. Loss is signalled once,
+ * for good, on an eventfd (readable from then on) and an atomic flag cheap
+ * enough to test per item of a long loop.
  *
  * Health gate: with health_stale_usec set, the refresher samples the main
- * loop's last keepalive (sdlive_last_pet_age) every health_check_usec and
- * stops renewing while health_gate.h says the loop is stale, so a wedged
- * leader's lease runs out without waiting for the watchdog to kill it.
- * Renewal resumes if the loop recovers before the deadline.
+ * loop's last keepalive (sdlive_last_pet_age) every health_check_usec.
+ * When health_gate.h says the loop is stale, the refresher stops renewing
+ * and releases the lease at once (one successful release per term, never
+ * a renewal after it), so a standby takes over without waiting for the
+ * lease to run out or for the watchdog's kill. Whatever the stale loop
+ * writes later is rejected by the fence: the lease is no longer its.
  */
 
 #include <stdbool.h>
@@ -62,8 +75,21 @@ const char *lease_holder_reason(const struct lease_holder *h);
 /* Renewals done so far (for tests and status). */
 uint64_t lease_holder_refreshes(const struct lease_holder *h);
 
-/* True while the health gate withholds renewals. */
+enum lease_state {
+        LEASE_HOLDING,
+        LEASE_RETRYING,
+        LEASE_RELEASING,
+        LEASE_LOST,
+};
+
+/* The refresher's state now (for status and tests). */
+enum lease_state lease_holder_state(const struct lease_holder *h);
+
+/* True once the health gate has closed in this term. */
 bool lease_holder_gated(const struct lease_holder *h);
+
+/* Releases the refresher made because the gate closed: 0 or 1. */
+unsigned lease_holder_gate_releases(const struct lease_holder *h);
 
 /* Marks the lease lost from outside the refresher, e.g. when a fenced
  * write was rejected with -ESTALE. reason is copied. */
