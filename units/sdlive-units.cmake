@@ -33,12 +33,26 @@ set(SDLIVE_UNIT_cluster_ARGS "--node %i")
 # User= names that shared dynamic user explicitly: both instances must be
 # able to write the SQLite file.
 set(SDLIVE_UNIT_cluster_EXTRA "User=sdlive-cluster")
+# The cluster's failover follows its watchdog (a wedge is detected within
+# WatchdogSec/2 by the health gate, a hung process killed after
+# WatchdogSec): 10 s, argued in docs/cluster.md. Its main loop pets per
+# item and no store call of it waits longer than 1 s.
+set(SDLIVE_CLUSTER_WATCHDOG_SEC 10s CACHE STRING
+  "WatchdogSec= of sdlive-cluster@.service (seconds or a systemd duration)")
+set(SDLIVE_UNIT_cluster_WATCHDOG_SEC ${SDLIVE_CLUSTER_WATCHDOG_SEC})
+# Once every process of a member is gone (crash, kill, watchdog), release
+# the lease its leader recorded, fenced on holder, generation and this
+# invocation, so a standby need not wait for it to expire. "-": a store it
+# cannot reach leaves the lease to expire and does not fail the unit.
+set(SDLIVE_UNIT_cluster_STOP_POST_ARGS "--release-after-death --node %i")
 
 # sdlive_render_unit(<daemon> <output file> <executable path>)
 # Renders units/sdlive-daemon.service.in for one daemon. Hooks per daemon:
 # SDLIVE_UNIT_<d>_ARGS (appended to ExecStart=), SDLIVE_UNIT_<d>_EXTRA (lines
 # appended to [Service]), SDLIVE_UNIT_<d>_TCP, SDLIVE_UNIT_<d>_FILE,
-# SDLIVE_UNIT_<d>_PROC_SUBSET.
+# SDLIVE_UNIT_<d>_PROC_SUBSET, SDLIVE_UNIT_<d>_WATCHDOG_SEC (instead of
+# SDLIVE_WATCHDOG_SEC), SDLIVE_UNIT_<d>_STOP_POST_ARGS (an
+# ExecStopPost=-<executable> <args> line).
 function(sdlive_render_unit daemon output executable)
   set(SDLIVE_UNIT_DAEMON ${daemon})
   set(SDLIVE_UNIT_DESCRIPTION "${SDLIVE_UNIT_${daemon}_DESCRIPTION}")
@@ -51,6 +65,9 @@ function(sdlive_render_unit daemon output executable)
 
   if(daemon IN_LIST SDLIVE_PETTING_DAEMONS)
     set(watchdog ${SDLIVE_WATCHDOG_SEC})
+    if(SDLIVE_UNIT_${daemon}_WATCHDOG_SEC)
+      set(watchdog ${SDLIVE_UNIT_${daemon}_WATCHDOG_SEC})
+    endif()
     if(watchdog MATCHES "^[0-9]+$")
       string(APPEND watchdog "s")
     endif()
@@ -77,6 +94,9 @@ function(sdlive_render_unit daemon output executable)
   set(SDLIVE_UNIT_EXTRA "")
   if(NOT "${SDLIVE_UNIT_${daemon}_EXTRA}" STREQUAL "")
     set(SDLIVE_UNIT_EXTRA "${SDLIVE_UNIT_${daemon}_EXTRA}\n")
+  endif()
+  if(NOT "${SDLIVE_UNIT_${daemon}_STOP_POST_ARGS}" STREQUAL "")
+    string(APPEND SDLIVE_UNIT_EXTRA "ExecStopPost=-${executable} ${SDLIVE_UNIT_${daemon}_STOP_POST_ARGS}\n")
   endif()
 
   configure_file(${SDLIVE_UNITS_TEMPLATE} ${output} @ONLY)

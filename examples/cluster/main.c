@@ -23,8 +23,10 @@
 #include "fault.h"
 #include "leader.h"
 #include "lease.h"
+#include "lease_record.h"
 #include "log.h"
 #include "monitor.h"
+#include "release_after_death.h"
 #include "store.h"
 #include "supervision.h"
 
@@ -36,6 +38,8 @@
 #define ALLOWED_UIDS_MAX 16
 #define SEED_ATTEMPTS 10
 #define SEED_RETRY_FIRST_USEC (100 * SDLIVE_USEC_PER_MSEC)
+/* --release-after-death ends after this long whatever the store does. */
+#define RELEASE_DEADLINE_SEC 5
 
 typedef struct cluster_options {
         const char *store_url;             /* NULL: sqlite:$STATE_DIRECTORY/cluster.db */
@@ -48,6 +52,8 @@ typedef struct cluster_options {
         bool health_gate_set;
         uint64_t seed;
         bool inspect;
+        bool release_after_death;
+        const char *lease_record;          /* NULL: $STATE_DIRECTORY/<node>.lease; "": none */
         const char *wedge_file;
         const char *spin_file;
         /* Job coordinator (docs/jobs.md): on when a listener is given. */
@@ -55,6 +61,7 @@ typedef struct cluster_options {
         uid_t allowed_uids[ALLOWED_UIDS_MAX];
         char *derived_url;                 /* owned defaults, freed at exit */
         char *derived_node;
+        char *derived_record;
 } cluster_options;
 
 static void usage(void) {
@@ -63,14 +70,19 @@ static void usage(void) {
                "lease, runs fenced maintenance passes over the store's inventory, and steps\n"
                "down as soon as the lease is lost.\n"
                "\n"
-               "  --store URL                sqlite:PATH or postgresql:CONNINFO\n"
-               "                             (default: sqlite:$STATE_DIRECTORY/cluster.db)\n"
+               "  --store URL                sqlite:PATH or postgresql:CONNINFO (default:\n"
+               "                             $SDLIVE_STORE, else sqlite:$STATE_DIRECTORY/cluster.db)\n"
                "  --node NAME                this member's name (default: $SDLIVE_NODE, else\n"
                "                             <hostname>-<pid>)\n"
-               "  --lease DUR                lease time (default 60s; 3ms to 1d), renewed\n"
+               "  --lease DUR                lease time (default 15s; 3ms to 1d), renewed\n"
                "                             every third\n"
-               "  --election-poll DUR        pause between election attempts (default 5s;\n"
-               "                             up to 1h)\n"
+               "  --election-poll DUR        longest pause between election attempts (default\n"
+               "                             2s; up to 1h); an announced release wakes at once\n"
+               "  --lease-record PATH        where the leader records the lease it holds, for\n"
+               "                             --release-after-death (default:\n"
+               "                             $STATE_DIRECTORY/NODE.lease; \"\": none)\n"
+               "  --release-after-death      release the lease recorded by this node's dead\n"
+               "                             leader process (ExecStopPost=), then exit\n"
                "  --maintenance-interval DUR time between maintenance passes (default 60s;\n"
                "                             up to 7d)\n"
                "  --maintenance-rate N       make at most N maintenance writes per second\n"
@@ -136,6 +148,8 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                 OPT_HEALTH_GATE,
                 OPT_SEED,
                 OPT_INSPECT,
+                OPT_LEASE_RECORD,
+                OPT_RELEASE_AFTER_DEATH,
                 OPT_WEDGE_FILE,
                 OPT_SPIN_FILE,
                 OPT_COORDINATOR_SOCKET,
@@ -157,6 +171,8 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                 { "health-gate", required_argument, NULL, OPT_HEALTH_GATE },
                 { "seed-inventory", required_argument, NULL, OPT_SEED },
                 { "inspect", no_argument, NULL, OPT_INSPECT },
+                { "lease-record", required_argument, NULL, OPT_LEASE_RECORD },
+                { "release-after-death", no_argument, NULL, OPT_RELEASE_AFTER_DEATH },
                 { "wedge-file", required_argument, NULL, OPT_WEDGE_FILE },
                 { "spin-election-file", required_argument, NULL, OPT_SPIN_FILE },
                 { "coordinator-socket", required_argument, NULL, OPT_COORDINATOR_SOCKET },
@@ -205,6 +221,12 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                         break;
                 case OPT_INSPECT:
                         o->inspect = true;
+                        break;
+                case OPT_LEASE_RECORD:
+                        o->lease_record = optarg[0] ? cli_path("--lease-record", optarg) : optarg;
+                        break;
+                case OPT_RELEASE_AFTER_DEATH:
+                        o->release_after_death = true;
                         break;
                 case OPT_WEDGE_FILE:
                         o->wedge_file = cli_path("--wedge-file", optarg);
@@ -257,6 +279,8 @@ static void resolve_defaults(cluster_options *o) {
         char host[256] = "", *url, *state_dir;
         const char *env = getenv("SDLIVE_NODE");
 
+        if (!o->store_url && getenv("SDLIVE_STORE") && getenv("SDLIVE_STORE")[0])
+                o->store_url = cli_path("$SDLIVE_STORE", getenv("SDLIVE_STORE"));
         if (!o->store_url) {
                 state_dir = cli_systemd_dir("STATE_DIRECTORY");
                 if (!state_dir)
@@ -283,6 +307,20 @@ static void resolve_defaults(cluster_options *o) {
         }
         /* $SDLIVE_NODE and the host name are checked like --node. */
         cli_text("the node name", o->node, STORE_NAME_MAX);
+        if (!o->lease_record) {
+                char *dir = cli_systemd_dir("STATE_DIRECTORY");
+
+                if (dir && lease_record_path(dir, o->node, &o->derived_record) < 0)
+                        log_warning("node name %s cannot name a lease record file: "
+                                    "no release after death", o->node);
+                free(dir);
+                o->lease_record = o->derived_record;
+        }
+        if (o->lease_record && !o->lease_record[0])
+                o->lease_record = NULL;
+        if (o->release_after_death && !o->lease_record)
+                cli_usage_error("--release-after-death: no lease record (pass --lease-record or run "
+                                "with StateDirectory=)");
         if (!o->spin_file || !o->spin_file[0])
                 o->spin_file = getenv("SDLIVE_SPIN_ELECTION_FILE");
         if (o->spin_file && !o->spin_file[0])
@@ -355,11 +393,28 @@ struct cluster {
         size_t n_services;
 };
 
+/* Leaves what --release-after-death needs should this process die while
+ * leading. Without it a death is still safe: the lease then expires. */
+static void record_lease(const struct cluster *c, uint64_t generation) {
+        struct lease_record rec = { .generation = generation };
+        int r;
+
+        if (!c->o->lease_record)
+                return;
+        snprintf(rec.lease, sizeof(rec.lease), "%s", LEASE_NAME);
+        snprintf(rec.holder, sizeof(rec.holder), "%s", c->o->node);
+        snprintf(rec.invocation, sizeof(rec.invocation), "%s", lease_record_invocation());
+        r = lease_record_write(c->o->lease_record, &rec);
+        if (r < 0)
+                log_warning("cannot write the lease record %s (a death will wait for the lease to expire): %s",
+                            c->o->lease_record, strerror(-r));
+}
+
 /* One term of leadership, from a won election to the loss of the lease. */
 static int lead_term(struct cluster *c, const struct election_result *won) {
         struct lease_holder *h = NULL;
         struct leader_term term;
-        int r;
+        int r, k;
 
         r = lease_holder_start(&c->lease, won->generation, won->acquired_at_usec, &h);
         if (r < 0) {
@@ -378,9 +433,12 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
                 .services = c->services,
                 .n_services = c->n_services,
         };
+        record_lease(c, won->generation);
         sdlive_progress_park(c->election_progress);
         r = leader_run(&term);
         lease_holder_stop(h, r == LEADER_STOPPED || r < 0);
+        if (c->o->lease_record && (k = lease_record_remove(c->o->lease_record, won->generation)) < 0)
+                log_warning("cannot remove the lease record %s: %s", c->o->lease_record, strerror(-k));
         sdlive_progress_beat(c->election_progress);
         return r;
 }
@@ -420,8 +478,8 @@ static int run(struct cluster *c) {
 
 int main(int argc, char **argv) {
         cluster_options o = {
-                .lease_usec = 60 * SDLIVE_USEC_PER_SEC,
-                .poll_usec = 5 * SDLIVE_USEC_PER_SEC,
+                .lease_usec = 15 * SDLIVE_USEC_PER_SEC,
+                .poll_usec = 2 * SDLIVE_USEC_PER_SEC,
                 .maintenance_interval_usec = 60 * SDLIVE_USEC_PER_SEC,
         };
         char t1[DURATION_FORMAT_MAX], t2[DURATION_FORMAT_MAX], t3[DURATION_FORMAT_MAX];
@@ -435,6 +493,21 @@ int main(int argc, char **argv) {
         resolve_defaults(&o);
         if (o.inspect) {
                 status = inspect(o.store_url);
+                goto out;
+        }
+        if (o.release_after_death) {
+                struct release_config rc = {
+                        .store_url = o.store_url,
+                        .lease = LEASE_NAME,
+                        .node = o.node,
+                        .record_path = o.lease_record,
+                        .invocation = lease_record_invocation(),
+                };
+                enum release_outcome outcome;
+
+                alarm(RELEASE_DEADLINE_SEC);
+                outcome = release_after_death(&rc);
+                status = outcome == RELEASE_DONE || outcome == RELEASE_NOTHING ? EXIT_SUCCESS : EXIT_FAILURE;
                 goto out;
         }
 
@@ -508,5 +581,6 @@ out:
         sdlive_free(c.d);
         free(o.derived_url);
         free(o.derived_node);
+        free(o.derived_record);
         return status;
 }
