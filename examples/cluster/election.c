@@ -12,9 +12,9 @@
 #include "lease.h"
 #include "log.h"
 
-/* The earliest next attempt after one that lost: announcements (anyone
- * who can write the store can make them) cannot make a standby attempt
- * more often than this. */
+/* The pause after each wake-up of a standby's wait: announcements and
+ * other events on its fd (anyone who can write the store can make them)
+ * cannot make it attempt, or look, more often than once per this. */
 #define ATTEMPT_GAP_MIN_USEC (20 * SDLIVE_USEC_PER_MSEC)
 /* Attempt this long after the lease's reported expiry (clock granularity). */
 #define EXPIRY_SLACK_USEC SDLIVE_USEC_PER_MSEC
@@ -89,7 +89,7 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
                 if (info.held && info.remaining_usec + EXPIRY_SLACK_USEC < *pause)
                         *pause = info.remaining_usec + EXPIRY_SLACK_USEC;
                 else if (!info.held)
-                        *pause = 0;
+                        *pause = ATTEMPT_GAP_MIN_USEC;
                 return 0;
         }
 failed:
@@ -110,24 +110,33 @@ failed:
 }
 
 /* Waits up to usec for a release to be announced (SDLIVE_WAKE_FD), a stop,
- * or the end of the time. Without a usable announcement channel (store
- * unreachable, listening broken) it only idles: the poll still runs. */
+ * or the end of the time. Other events on the fd (another file of the
+ * store's directory, a server message) are consumed and the wait goes on,
+ * after ATTEMPT_GAP_MIN_USEC so that they cannot keep the loop busy.
+ * Without a usable announcement channel (store unreachable, listening
+ * broken) it only idles: the poll still runs. */
 static int wait_for_release(const struct election *e, uint64_t usec) {
         uint64_t until = lease_now_usec() + usec;
+        int fd, r;
 
+        if (!*e->store || store_lease_listen(*e->store, &fd) < 0)
+                return sdlive_idle(e->d, usec);
         for (;;) {
-                uint64_t now = lease_now_usec();
-                int fd, r;
+                uint64_t now;
 
-                if (now >= until)
-                        return SDLIVE_WAKE_TIMEOUT;
-                if (!*e->store || store_lease_listen(*e->store, &fd) < 0 ||
-                    (r = store_lease_notified(*e->store)) < 0)
-                        return sdlive_idle(e->d, until - now);
+                r = store_lease_notified(*e->store);
                 if (r > 0)
                         return SDLIVE_WAKE_FD;
+                now = lease_now_usec();
+                if (now >= until)
+                        return SDLIVE_WAKE_TIMEOUT;
+                if (r < 0)
+                        return sdlive_idle(e->d, until - now);
                 r = sdlive_wait_fd(e->d, fd, POLLIN, until - now);
                 if (r != SDLIVE_WAKE_FD)
+                        return r;
+                r = sdlive_idle(e->d, ATTEMPT_GAP_MIN_USEC);
+                if (r != SDLIVE_WAKE_TIMEOUT)
                         return r;
         }
 }
@@ -136,22 +145,14 @@ int election_run(const struct election *e, struct election_result *ret) {
         char last_holder[STORE_NAME_MAX + 1] = "";
         bool announced = false;
         unsigned failures = 0;
-        uint64_t last_attempt = 0;
 
         for (;;) {
-                uint64_t pause = e->poll_usec, since;
+                uint64_t pause = e->poll_usec;
                 int r;
 
                 if (sdlive_stopping(e->d) > 0)
                         return 0;
-                since = lease_now_usec() - last_attempt;
-                if (since < ATTEMPT_GAP_MIN_USEC) {
-                        r = sdlive_idle(e->d, ATTEMPT_GAP_MIN_USEC - since);
-                        if (r == SDLIVE_WAKE_STOP)
-                                return 0;
-                }
                 if (!spinning(e, &announced)) {
-                        last_attempt = lease_now_usec();
                         r = attempt(e, ret, &failures, last_holder, &pause);
                         if (e->progress)
                                 sdlive_progress_beat(e->progress);
@@ -160,7 +161,7 @@ int election_run(const struct election *e, struct election_result *ret) {
                 }
                 r = failures == 0 ? wait_for_release(e, pause) : sdlive_idle(e->d, pause);
                 if (r == SDLIVE_WAKE_FD)
-                        log_debug("a release was announced: attempting at once");
+                        log_debug("a release was announced: attempting now");
                 if (r == SDLIVE_WAKE_STOP)
                         return 0;
                 if (r < 0) {

@@ -180,9 +180,9 @@ static void release_gated(struct lease_holder *h) {
         uint64_t started = lease_now_usec();
         int r;
 
+        atomic_fetch_add(&h->gate_releases, 1);
         r = store_lease_release(h->store, c->name, c->holder, h->generation);
         if (r >= 0) {
-                atomic_fetch_add(&h->gate_releases, 1);
                 log_warning("lease generation %llu released: the main loop is stale",
                             (unsigned long long) h->generation);
                 set_state(h, LEASE_LOST);

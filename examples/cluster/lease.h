@@ -88,7 +88,8 @@ enum lease_state lease_holder_state(const struct lease_holder *h);
 /* True once the health gate has closed in this term. */
 bool lease_holder_gated(const struct lease_holder *h);
 
-/* Releases the refresher made because the gate closed: 0 or 1. */
+/* Release calls the refresher made because the gate closed: 0 until it
+ * closes, then 1 (more only while the store was unavailable to it). */
 unsigned lease_holder_gate_releases(const struct lease_holder *h);
 
 /* Marks the lease lost from outside the refresher, e.g. when a fenced
