@@ -20,7 +20,7 @@ void temp_store_create(struct temp_store *t) {
 }
 
 void temp_store_remove(struct temp_store *t) {
-        static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+        static const char *const suffixes[] = { "", "-wal", "-shm", "-journal", "-released" };
         char path[192];
 
         for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {

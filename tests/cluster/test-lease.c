@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The lease holder against a real SQLite store: renewal, loss on -ESTALE,
- * loss when the store stays unavailable until the deadline, release. */
+ * loss when the store stays unavailable until the deadline, release, and
+ * the health gate's release of a stale main loop's lease (once, fenced). */
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "cluster-test-util.h"
+#include "harness.h"
 #include "lease.h"
 
 #define MSEC SDLIVE_USEC_PER_MSEC
@@ -150,6 +152,63 @@ static void late_refresher_gives_up_at_deadline(void **state) {
         assert_non_null(strstr(lease_holder_reason(f->h), "expired"));
 }
 
+/* The main loop stops petting: the gate closes and the refresher releases
+ * the lease at once (long before it would expire), exactly once; the stale
+ * loop's writes are rejected by the fence; when the loop pets again
+ * nothing is renewed or released any more, and b's lease stays b's. */
+static void closed_gate_releases_once(void **state) {
+        fixture *f = *state;
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+        struct store_fence fence = { .lease = "cluster", .holder = "a" };
+        struct store_lease_info info;
+        uint64_t started, ms, b, refreshes;
+        sdlive *d;
+
+        harness_env_clear();
+        o.pet_interval_usec = 20 * MSEC;
+        assert_int_equal(sdlive_new(&d, &o), 0);
+        f->c.ttl_usec = 10 * TTL;               /* 6 s: the gate must beat it */
+        f->c.health_stale_usec = 150 * MSEC;
+        f->c.d = d;
+        sdlive_pet_watchdog(d);
+        started = test_now_usec();
+        acquire_and_hold(f);
+        fence.generation = f->generation;
+
+        assert_true(lost_within(f, 2 * SDLIVE_USEC_PER_SEC));
+        ms = (test_now_usec() - started) / MSEC;
+        print_message("main loop stale -> lease released after %llu ms (stale 150 ms + 2 checks + pet)\n",
+                      (unsigned long long) ms);
+        assert_true(ms <= 150 + 2 * 150 / 4 + 20 + 250);
+        assert_true(lease_holder_gated(f->h));
+        assert_non_null(strstr(lease_holder_reason(f->h), "health gate"));
+        for (int i = 0; i < 100 && lease_holder_state(f->h) != LEASE_LOST; i++)
+                test_sleep_usec(10 * MSEC);
+        assert_int_equal(lease_holder_state(f->h), LEASE_LOST);
+        assert_int_equal(lease_holder_gate_releases(f->h), 1);
+        assert_int_equal(store_lease_read(f->s, "cluster", &info), 0);
+        assert_false(info.held);
+
+        /* The stale loop wakes up and writes: fenced off. */
+        assert_int_equal(store_blob_mark_deleted(f->s, &fence, 1), -ESTALE);
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "b", TTL, &b), 0);
+
+        /* The loop recovers: nothing renews or releases any more. */
+        refreshes = lease_holder_refreshes(f->h);
+        for (int i = 0; i < 20; i++) {
+                sdlive_pet_watchdog(d);
+                test_sleep_usec(20 * MSEC);
+        }
+        assert_int_equal(lease_holder_refreshes(f->h), refreshes);
+        assert_int_equal(lease_holder_gate_releases(f->h), 1);
+        f->h = lease_holder_stop(f->h, true);
+        assert_int_equal(store_lease_read(f->s, "cluster", &info), 0);
+        assert_true(info.held);
+        assert_string_equal(info.holder, "b");
+        assert_int_equal(info.generation, b);
+        sdlive_free(d);
+}
+
 static void bad_arguments(void **state) {
         fixture *f = *state;
         struct lease_config c = f->c;
@@ -172,6 +231,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(unavailable_store_until_expiry_signals_loss, setup, teardown),
                 cmocka_unit_test_setup_teardown(release_lets_another_acquire_at_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(late_refresher_gives_up_at_deadline, setup, teardown),
+                cmocka_unit_test_setup_teardown(closed_gate_releases_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
