@@ -10,7 +10,7 @@ packages=(
   systemd util-linux bsdutils procps psmisc perl
   libssl-dev openssl
   libevent-dev libuv1-dev libglib2.0-dev
-  mandoc lintian abigail-tools dpkg-dev fakeroot
+  mandoc man-db lintian abigail-tools dpkg-dev fakeroot file
   cppcheck clang-tidy gcovr
 )
 

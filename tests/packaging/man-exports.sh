@@ -21,6 +21,7 @@ nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |
 status=0
 while read -r sym; do
         page=$man3/$sym.3
+        [ -e "$page" ] || [ ! -e "$page.gz" ] || { gzip -dc "$page.gz" >"$work/$sym.3"; page=$work/$sym.3; }
         if [ ! -e "$page" ]; then
                 echo "$sym: no manual page ($page)"
                 status=1

@@ -1,0 +1,102 @@
+#!/bin/sh
+# Builds the Debian packages (scripts/debs.sh) in a temporary build tree and
+# checks them:
+#   - libsdlive0, libsdlive-dev and sdlive-daemons, with their Depends:
+#     (shlibdeps for the binaries, libsdlive0's shlibs file for the daemons);
+#   - every file a /usr install writes is in exactly one package;
+#   - installed with dpkg into a throwaway root (dpkg --root --unpack: the
+#     machine's own package database is not touched), the packaged daemons
+#     run, and a consumer builds against that root through pkg-config and
+#     find_package(sdlive) and runs;
+#   - lintian reports nothing beyond the residue listed in lintian-residue.
+#   deb.sh <source dir> <consumer source dir> <cc>
+set -eu
+
+src=$1 consumer=$2 cc=$3
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+unset LD_LIBRARY_PATH NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+field() { dpkg-deb -f "$work/build/$1"_*.deb "$2"; }
+
+echo "== build"
+start=$(date +%s)
+bash "$src/scripts/debs.sh" "$work/build" >"$work/debs.log" 2>&1 ||
+        { cat "$work/debs.log"; exit 1; }
+echo "packages built in $(($(date +%s) - start)) s:"
+for p in libsdlive0 libsdlive-dev sdlive-daemons; do
+        ls "$work/build/$p"_*.deb >/dev/null 2>&1 || { fail "no $p package"; continue; }
+        echo "  $(basename "$work/build/$p"_*.deb): Depends: $(field "$p" Depends)"
+done
+[ $status -eq 0 ] || exit 1
+upstream=$(field libsdlive0 Version)
+upstream=${upstream%-*}
+
+echo "== Depends and shlibs"
+field libsdlive0 Depends | grep -q 'libc6 (>= ' || fail "libsdlive0 does not depend on libc6"
+field libsdlive-dev Depends | grep -qx "libsdlive0 (= $(field libsdlive0 Version))" ||
+        fail "libsdlive-dev does not depend on its libsdlive0"
+deps=$(field sdlive-daemons Depends)
+echo "$deps" | grep -q "libsdlive0 (>= $upstream)" ||
+        fail "sdlive-daemons: no libsdlive0 (>= $upstream) from the shlibs file"
+echo "$deps" | grep -q 'libc6 (>= ' || fail "sdlive-daemons: no libc6 from shlibdeps"
+dpkg-deb -e "$work/build"/libsdlive0_*.deb "$work/control"
+grep -qx "libsdlive 0 libsdlive0 (>= $upstream)" "$work/control/shlibs" ||
+        fail "libsdlive0's shlibs: $(cat "$work/control/shlibs" 2>&1)"
+grep -qx 'activate-noawait ldconfig' "$work/control/triggers" || fail "libsdlive0 has no ldconfig trigger"
+
+echo "== every installed file in exactly one package"
+DESTDIR=$work/stage cmake --install "$work/build" >/dev/null
+(cd "$work/stage" && find . ! -type d | sort) >"$work/installed"
+for deb in "$work/build"/*.deb; do dpkg-deb --fsys-tarfile "$deb" | tar -t; done |
+        grep -v '/$' | sort >"$work/packaged"
+dups=$(uniq -d "$work/packaged")
+[ -z "$dups" ] || fail "in more than one package: $dups"
+if ! diff -u "$work/installed" "$work/packaged" >"$work/diff"; then
+        fail "packages and install differ (- installed only, + packaged only):"
+        cat "$work/diff"
+fi
+echo "$(wc -l <"$work/packaged") files"
+
+echo "== dpkg --root into a throwaway root"
+root=$work/root
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+: >"$root/var/lib/dpkg/status"
+dpkg --root="$root" --force-depends --unpack "$work/build"/*.deb >"$work/dpkg.log" 2>&1 ||
+        { cat "$work/dpkg.log"; fail "dpkg --unpack failed"; }
+for p in libsdlive0 libsdlive-dev sdlive-daemons; do
+        dpkg-query --root="$root" -W -f='${Package} ${Version} ${Status}\n' "$p" || fail "$p not in the root's dpkg database"
+done
+libdir=$(dirname "$(find "$root/usr/lib" -name 'libsdlive.so.0' | head -n 1)")
+for bin in "$root"/usr/bin/sdlive-*; do
+        [ -z "$(readelf -d "$bin" | grep -E 'RUNPATH|RPATH')" ] || fail "$bin has a RUNPATH"
+        LD_LIBRARY_PATH=$libdir "$bin" --version || fail "$bin --version"
+done
+PKG_CONFIG_PATH=$libdir/pkgconfig
+export PKG_CONFIG_PATH
+flags=$(pkg-config --cflags --libs sdlive)
+# shellcheck disable=SC2086 # flags are words
+"$cc" -std=c99 -Wall -Wextra -Werror -o "$work/consumer-pc" "$consumer/consumer.c" $flags &&
+        LD_LIBRARY_PATH=$libdir "$work/consumer-pc" || fail "pkg-config consumer"
+cmake -S "$consumer" -B "$work/consumer" -DCMAKE_C_COMPILER="$cc" \
+        -DCMAKE_PREFIX_PATH="$root/usr" >"$work/consumer.log" 2>&1 &&
+        cmake --build "$work/consumer" >>"$work/consumer.log" 2>&1 &&
+        "$work/consumer/consumer" || { cat "$work/consumer.log"; fail "find_package consumer"; }
+
+echo "== lintian"
+start=$(date +%s)
+lintian --no-cfg --display-info --display-experimental --pedantic \
+        "$work/build"/*.deb 2>/dev/null | grep -E '^[A-Z]: ' | tee "$work/lintian" || true
+echo "(lintian took $(($(date +%s) - start)) s)"
+grep -v '^#' "$here/lintian-residue" | grep -v '^$' >"$work/allowed"
+while read -r sev pkg tag rest; do
+        pkg=${pkg%:}
+        grep -qx "$tag $pkg" "$work/allowed" || fail "lintian: $sev $pkg $tag $rest (not in lintian-residue)"
+done <"$work/lintian"
+while read -r tag pkg; do
+        grep -q "^[A-Z]: $pkg: $tag\b" "$work/lintian" ||
+                echo "note: $tag on $pkg is no longer reported: drop it from lintian-residue and the docs"
+done <"$work/allowed"
+exit $status
