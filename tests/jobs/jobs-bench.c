@@ -1,14 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jobs-bench: (1) jobs per second through the coordinator for trivial
- * ("noop") jobs with 1, 2 and 4 sdlive-worker processes on a unix socket,
- * SQLite store in a temporary directory; (2) reap latency of a frozen
- * (SIGSTOPped) worker against the configured timeout.
+ * jobs-bench: the job path beside the store's own ceiling, in one run, for
+ * noop jobs, per store (SQLite in a temporary directory; PostgreSQL when
+ * --store names one):
+ *   (a) the store's ceiling: the fenced claim and record transactions of
+ *       one job each, issued directly on one connection;
+ *   (b) the same work batched as the coordinator batches it (RESULTs of a
+ *       window of jobs and the claims that refill it, one transaction);
+ *   (c) end to end: the coordinator in-process, 1, 2 and 4 sdlive-worker
+ *       processes on its unix socket; also how many worker connections
+ *       ended (a healthy worker is never disconnected);
+ * then the ratio (c)/(a) and (c)/(b), a single job's latency at low load
+ * (RESULT sent to the next ASSIGN received, window 1: the record and the
+ * next claim) and the reap latency of a frozen (SIGSTOPped) worker.
  *
- *   jobs-bench --worker BIN [--jobs N] [--dir DIR]
+ *   jobs-bench --worker BIN [--jobs N] [--window W] [--dir DIR] [--store URL]
  *
- * DIR (default /tmp) holds the store: put it on the file system you care
- * about (tmpfs and disk differ by the cost of fsync).
+ * DIR (default /tmp) holds the SQLite store: put it on the file system you
+ * care about (tmpfs and disk differ by the cost of fsync).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,15 +35,19 @@
 #include <sdlive.h>
 
 #include "coordinator.h"
+#include "frame.h"
 #include "store.h"
 
-#define LEASE "cluster"
+#define LEASE "bench"
 #define WORKERS_MAX 4
+#define LATENCY_SAMPLES_MAX 100000
 
 struct bench {
         const char *worker;
         const char *base;
-        char dir[128], url[192], sock[192];
+        const char *pg_url; /* NULL: SQLite only */
+        unsigned window;
+        char dir[80], url[512], sock[100];
         struct store *store;
         struct store_fence fence;
         sdlive *d;
@@ -46,16 +61,21 @@ static int64_t now_us(void) {
 }
 
 static void die(const char *what, const char *why) {
-        fprintf(stderr, "jobs-bench: %s: %s\n", what, why);
+        fprintf(stdout, "jobs-bench: %s: %s\n", what, why);
         exit(1);
 }
 
-static void setup(struct bench *b) {
+/* A fresh store (SQLite: a new file; PostgreSQL: the same database, every
+ * earlier run complete) with the lease ours. */
+static void setup(struct bench *b, bool pg) {
         snprintf(b->dir, sizeof(b->dir), "%s/jobs-bench-XXXXXX", b->base);
         if (!mkdtemp(b->dir))
                 die("mkdtemp", strerror(errno));
-        snprintf(b->url, sizeof(b->url), "sqlite:%s/store.db", b->dir);
         snprintf(b->sock, sizeof(b->sock), "%s/coordinator.sock", b->dir);
+        if (pg)
+                snprintf(b->url, sizeof(b->url), "%s", b->pg_url);
+        else
+                snprintf(b->url, sizeof(b->url), "sqlite:%s/store.db", b->dir);
         if (store_open(b->url, &b->store) < 0)
                 die("store", store_errmsg(NULL));
         b->fence = (struct store_fence) { .lease = LEASE, .holder = "bench" };
@@ -66,10 +86,56 @@ static void setup(struct bench *b) {
 static void teardown(struct bench *b) {
         char cmd[192];
 
+        (void) store_lease_release(b->store, LEASE, "bench", b->fence.generation);
         store_close(b->store);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", b->dir);
         if (system(cmd) != 0)
                 fprintf(stderr, "jobs-bench: could not remove %s\n", b->dir);
+}
+
+/* (a) and (b): jobs/s of the fenced claim+record work on one connection,
+ * `per` jobs per transaction (1: a claim and a record transaction each). */
+static double store_ceiling(struct bench *b, bool pg, uint32_t jobs, unsigned per) {
+        struct store_claim *claims = calloc(per, sizeof(*claims));
+        struct store_result *results = calloc(per, sizeof(*results));
+        uint64_t run;
+        uint32_t done = 0;
+        unsigned held = 0;
+        int64_t t0;
+
+        if (!claims || !results)
+                die("calloc", strerror(ENOMEM));
+        setup(b, pg);
+        if (store_run_create(b->store, &b->fence, jobs, &run) < 0)
+                die("run", store_errmsg(b->store));
+        t0 = now_us();
+        while (done < jobs) {
+                struct store_claim_request req = { .worker = "bench", .out = claims, .want = per };
+                struct store_job_batch batch = { .results = results, .n_results = held };
+                if (per > 1) { /* the coordinator's shape: record and refill at once */
+                        batch.claims = &req;
+                        batch.n_claims = 1;
+                } else if (!held) {
+                        batch = (struct store_job_batch) { .claims = &req, .n_claims = 1 };
+                }
+                if (store_jobs_batch(b->store, &b->fence, &batch) < 0)
+                        die("batch", store_errmsg(b->store));
+                done += batch.counted;
+                if (batch.n_results)
+                        held = 0;
+                for (unsigned i = 0; i < req.got; i++) {
+                        results[held] = (struct store_result) { .run = claims[i].run, .job = claims[i].job,
+                                                                .attempt = claims[i].attempt };
+                        memcpy(results[held++].token, claims[i].token, STORE_TOKEN_SIZE);
+                }
+                if (!req.got && !batch.n_results && done < jobs)
+                        die("batch", "nothing left to claim");
+        }
+        double s = (double) (now_us() - t0) / 1e6;
+        teardown(b);
+        free(claims);
+        free(results);
+        return jobs / s;
 }
 
 static pid_t spawn_worker(const struct bench *b, unsigned i, uint64_t timeout_ms) {
@@ -98,13 +164,14 @@ static void stop_workers(pid_t *pids, unsigned n) {
                 waitpid(pids[i], NULL, 0);
 }
 
-static struct coordinator *start(struct bench *b, uint64_t timeout_ms, uint32_t jobs) {
+static struct coordinator *start(struct bench *b, uint64_t timeout_ms, uint32_t jobs, unsigned window) {
         struct coordinator_config cfg = {
                 .store_url = b->url,
                 .fence = b->fence,
                 .unix_path = b->sock,
                 .worker_timeout_usec = timeout_ms * SDLIVE_USEC_PER_MSEC,
                 .heartbeat_usec = timeout_ms * SDLIVE_USEC_PER_MSEC / 3,
+                .window = window,
                 .run_jobs = jobs,
         };
         struct coordinator *c;
@@ -114,15 +181,16 @@ static struct coordinator *start(struct bench *b, uint64_t timeout_ms, uint32_t 
         return c;
 }
 
-/* Seconds for `jobs` noop jobs through `workers` workers. */
-static double throughput(struct bench *b, unsigned workers, uint32_t jobs) {
+/* (c): jobs/s through `workers` workers; *ended: worker connections that
+ * ended before the run was done. */
+static double end_to_end(struct bench *b, bool pg, unsigned workers, uint32_t jobs, uint64_t *ended) {
         pid_t pids[WORKERS_MAX];
         struct coordinator *c;
         struct coordinator_stats st;
         int64_t t0, t1;
 
-        setup(b);
-        c = start(b, 30000, jobs);
+        setup(b, pg);
+        c = start(b, 30000, jobs, b->window);
         t0 = now_us();
         for (unsigned i = 0; i < workers; i++)
                 pids[i] = spawn_worker(b, i, 30000);
@@ -131,28 +199,82 @@ static double throughput(struct bench *b, unsigned workers, uint32_t jobs) {
                 coordinator_stats(c, &st);
         } while (st.counted < jobs);
         t1 = now_us();
+        *ended = st.connections - workers;
         stop_workers(pids, workers);
         coordinator_stop(c);
         teardown(b);
-        return (double) (t1 - t0) / 1e6;
+        return jobs / ((double) (t1 - t0) / 1e6);
+}
+
+static int cmp_i64(const void *x, const void *y) {
+        int64_t a = *(const int64_t *) x, b = *(const int64_t *) y;
+        return (a > b) - (a < b);
+}
+
+/* A single job's latency at low load: a worker of our own, window 1, that
+ * answers each ASSIGN at once; from its RESULT sent to the next ASSIGN
+ * received is the RESULT's record and the next claim. p50 and p99 in us. */
+static void latency(struct bench *b, bool pg, uint32_t samples, int64_t *p50, int64_t *p99) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int64_t *t = calloc(samples, sizeof(*t)), sent = 0;
+        frame_decoder *dec;
+        struct coordinator *c;
+        uint32_t n = 0;
+        frame f;
+        int fd;
+
+        if (!t || frame_decoder_new(&dec) < 0)
+                die("calloc", strerror(ENOMEM));
+        setup(b, pg);
+        c = start(b, 30000, samples + 1, 1);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", b->sock);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                die("connect", strerror(errno));
+        f = (frame) { .type = FRAME_HELLO, .hello = { .protocol = FRAME_PROTOCOL_VERSION, .identity = "probe" } };
+        if (frame_send(fd, &f, 1000) < 0)
+                die("send", "HELLO");
+        while (n < samples) {
+                int r = frame_recv(fd, dec, &f, 5000);
+                if (r != 1)
+                        die("receive", "no ASSIGN");
+                if (f.type != FRAME_ASSIGN)
+                        continue;
+                if (sent)
+                        t[n++] = now_us() - sent;
+                frame res = { .type = FRAME_RESULT,
+                              .result = { .run = f.assign.run, .job = f.assign.job, .attempt = f.assign.attempt } };
+                memcpy(res.result.token, f.assign.token, FRAME_TOKEN_SIZE);
+                sent = now_us();
+                if (frame_send(fd, &res, 1000) < 0)
+                        die("send", "RESULT");
+        }
+        close(fd);
+        coordinator_stop(c);
+        teardown(b);
+        qsort(t, samples, sizeof(*t), cmp_i64);
+        *p50 = t[samples / 2];
+        *p99 = t[samples * 99 / 100];
+        free(t);
+        frame_decoder_free(dec);
 }
 
 /* Milliseconds from SIGSTOP to the coordinator reaping the worker. The
  * worker is busy with a long run when frozen, so the last frame it sent
  * (a RESULT) is at most a job's time older than the SIGSTOP. */
-static double reap_latency(struct bench *b, uint64_t timeout_ms) {
+static double reap_latency(struct bench *b, uint64_t timeout_ms, uint32_t warmup) {
         struct coordinator_stats st;
         struct coordinator *c;
         pid_t pid;
         int64_t t0;
 
-        setup(b);
-        c = start(b, timeout_ms, 1000000);
+        setup(b, false);
+        c = start(b, timeout_ms, 100000, b->window);
         pid = spawn_worker(b, 0, timeout_ms);
         do {
                 usleep(1000);
                 coordinator_stats(c, &st);
-        } while (st.counted < 1000);
+        } while (st.counted < warmup);
         kill(pid, SIGSTOP);
         t0 = now_us();
         do {
@@ -166,51 +288,100 @@ static double reap_latency(struct bench *b, uint64_t timeout_ms) {
         return ms;
 }
 
+static void store_table(struct bench *b, bool pg, uint32_t jobs) {
+        static const unsigned counts[] = { 1, 2, 4 };
+        unsigned per = b->window * WORKERS_MAX;
+        double ceiling, batched, e2e = 0;
+        int64_t p50, p99;
+        uint64_t ended;
+
+        ceiling = store_ceiling(b, pg, jobs, 1);
+        batched = store_ceiling(b, pg, jobs, per);
+        printf("\n%s, %u noop jobs, window %u\n\n", pg ? "PostgreSQL" : "SQLite", jobs, b->window);
+        printf("| | jobs/s | connections ended |\n|---|---:|---:|\n");
+        printf("| (a) store ceiling: claim + record, 1 job per transaction | %.0f | |\n", ceiling);
+        printf("| (b) store, batched as the coordinator: %u jobs per transaction | %.0f | |\n", per, batched);
+        fflush(stdout);
+        for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+                e2e = end_to_end(b, pg, counts[i], jobs, &ended);
+                printf("| (c) end to end, %u worker%s | %.0f | %" PRIu64 " |\n", counts[i],
+                       counts[i] > 1 ? "s" : "", e2e, ended);
+                fflush(stdout);
+        }
+        latency(b, pg, jobs / 10 > 2 ? jobs / 10 : 2, &p50, &p99);
+        printf("\n(c)/(a) with 4 workers: %.2f; (c)/(b): %.2f. One job at low load, RESULT sent "
+               "to the next ASSIGN (its record and the next claim): p50 %" PRId64 " us, p99 %" PRId64 " us\n",
+               e2e / ceiling, e2e / batched, p50, p99);
+        fflush(stdout);
+}
+
 int main(int argc, char **argv) {
         static const struct option options[] = {
                 { "worker", required_argument, NULL, 'w' },
                 { "jobs", required_argument, NULL, 'n' },
+                { "window", required_argument, NULL, 'W' },
                 { "dir", required_argument, NULL, 'd' },
+                { "store", required_argument, NULL, 's' },
                 {}
         };
-        struct bench b = { .base = "/tmp" };
+        static const char usage[] =
+                "usage: jobs-bench --worker BIN [--jobs N] [--window W] [--dir DIR] [--store postgresql:...]\n";
+        struct bench b = { .base = "/tmp", .window = COORDINATOR_WINDOW_DEFAULT };
+        const uint64_t timeouts[] = { 300, 1000 };
+        unsigned long v;
         uint32_t jobs = 20000;
-        const unsigned counts[] = { 1, 2, 4 };
-        const uint64_t timeouts[] = { 300, 1000, 3000 };
+        char *end;
         int c;
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
                 switch (c) {
                 case 'w': b.worker = optarg; break;
-                case 'n': jobs = (uint32_t) strtoul(optarg, NULL, 10); break;
                 case 'd': b.base = optarg; break;
+                case 's': b.pg_url = optarg; break;
+                case 'n':
+                case 'W':
+                        errno = 0;
+                        v = strtoul(optarg, &end, 10);
+                        if (errno || *end || v == 0 || v > (c == 'n' ? (unsigned long) INT32_MAX
+                                                                      : COORDINATOR_WINDOW_MAX)) {
+                                fprintf(stderr, "jobs-bench: bad --%s=%s\n%s", c == 'n' ? "jobs" : "window",
+                                        optarg, usage);
+                                return 2;
+                        }
+                        if (c == 'n')
+                                jobs = (uint32_t) v;
+                        else
+                                b.window = (unsigned) v;
+                        break;
                 default:
-                        fprintf(stderr, "usage: jobs-bench --worker BIN [--jobs N] [--dir DIR]\n");
+                        fputs(usage, stderr);
                         return 2;
                 }
         }
-        if (!b.worker || jobs == 0) {
-                fprintf(stderr, "usage: jobs-bench --worker BIN [--jobs N] [--dir DIR]\n");
+        if (!b.worker || optind != argc) {
+                fputs(usage, stderr);
+                return 2;
+        }
+        if (b.pg_url && strncmp(b.pg_url, "postgresql:", 11) != 0) {
+                fprintf(stderr, "jobs-bench: --store must be a postgresql: URL (SQLite always runs)\n");
                 return 2;
         }
         if (sdlive_new(&b.d, NULL) < 0)
                 die("sdlive_new", "failed");
         signal(SIGPIPE, SIG_IGN);
-        /* The coordinator logs every connection; keep the table readable. */
+        /* The coordinator logs every connection; keep the tables readable. */
         if (!freopen("/dev/null", "w", stderr))
                 return 1;
 
-        printf("Throughput: %u noop jobs, unix socket, SQLite store under %s, window 4\n\n", jobs, b.base);
-        printf("| workers | seconds | jobs/s |\n|---:|---:|---:|\n");
-        for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-                double s = throughput(&b, counts[i], jobs);
-                printf("| %u | %.2f | %.0f |\n", counts[i], s, jobs / s);
-                fflush(stdout);
-        }
-        printf("\nReap latency of a SIGSTOPped worker (heartbeat = timeout / 3)\n\n");
+        printf("jobs-bench: noop jobs; SQLite under %s%s\n", b.base, b.pg_url ? "; PostgreSQL" : "");
+        store_table(&b, false, jobs);
+        if (b.pg_url)
+                store_table(&b, true, jobs);
+
+        printf("\nReap latency of a SIGSTOPped worker (SQLite; heartbeat = timeout / 3)\n\n");
         printf("| timeout | reaped after | over the timeout |\n|---:|---:|---:|\n");
         for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
-                double ms = reap_latency(&b, timeouts[i]);
+                double ms = reap_latency(&b, timeouts[i], jobs < 1000 ? jobs / 2 + 1 : 1000);
                 printf("| %" PRIu64 " ms | %.1f ms | %+.1f ms |\n", timeouts[i], ms, ms - (double) timeouts[i]);
                 fflush(stdout);
         }

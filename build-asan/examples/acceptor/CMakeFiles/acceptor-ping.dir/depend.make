@@ -1,0 +1,2 @@
+# Empty dependencies file for acceptor-ping.
+# This may be replaced when dependencies are built.

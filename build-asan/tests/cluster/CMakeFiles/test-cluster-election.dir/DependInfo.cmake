@@ -1,0 +1,28 @@
+
+# Consider dependencies only in project.
+set(CMAKE_DEPENDS_IN_PROJECT_ONLY OFF)
+
+# The set of languages for which implicit dependencies are needed:
+set(CMAKE_DEPENDS_LANGUAGES
+  )
+
+# The set of dependency files which are needed:
+set(CMAKE_DEPENDS_DEPENDENCY_FILES
+  "/work/wt/coord/tests/cluster/test-election.c" "tests/cluster/CMakeFiles/test-cluster-election.dir/test-election.c.o" "gcc" "tests/cluster/CMakeFiles/test-cluster-election.dir/test-election.c.o.d"
+  )
+
+# Targets to which this target links.
+set(CMAKE_TARGET_LINKED_INFO_FILES
+  "/work/wt/coord/build-asan/tests/cluster/CMakeFiles/cluster_test_util.dir/DependInfo.cmake"
+  "/work/wt/coord/build-asan/tests/unit/CMakeFiles/sdlive_test_harness.dir/DependInfo.cmake"
+  "/work/wt/coord/build-asan/examples/cluster/CMakeFiles/sdlive-cluster-core.dir/DependInfo.cmake"
+  "/work/wt/coord/build-asan/examples/coordinator/CMakeFiles/example_coordinator.dir/DependInfo.cmake"
+  "/work/wt/coord/build-asan/examples/frame/CMakeFiles/example_frame.dir/DependInfo.cmake"
+  "/work/wt/coord/build-asan/examples/store/CMakeFiles/example_store.dir/DependInfo.cmake"
+  "/work/wt/coord/build-asan/examples/common/CMakeFiles/sdlive-examples-common.dir/DependInfo.cmake"
+  "/work/wt/coord/build-asan/src/CMakeFiles/sdlive.dir/DependInfo.cmake"
+  "/work/wt/coord/build-asan/src/CMakeFiles/sdlive_internal.dir/DependInfo.cmake"
+  )
+
+# Fortran module output directory.
+set(CMAKE_Fortran_TARGET_MODULE_DIR "")

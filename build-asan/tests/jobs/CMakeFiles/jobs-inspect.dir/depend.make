@@ -1,0 +1,2 @@
+# Empty dependencies file for jobs-inspect.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,21 @@
+
+# Consider dependencies only in project.
+set(CMAKE_DEPENDS_IN_PROJECT_ONLY OFF)
+
+# The set of languages for which implicit dependencies are needed:
+set(CMAKE_DEPENDS_LANGUAGES
+  )
+
+# The set of dependency files which are needed:
+set(CMAKE_DEPENDS_DEPENDENCY_FILES
+  "/work/wt/coord/tests/store/store-test-env.c" "tests/store/CMakeFiles/test-store-jobs.dir/store-test-env.c.o" "gcc" "tests/store/CMakeFiles/test-store-jobs.dir/store-test-env.c.o.d"
+  "/work/wt/coord/tests/store/test-store-jobs.c" "tests/store/CMakeFiles/test-store-jobs.dir/test-store-jobs.c.o" "gcc" "tests/store/CMakeFiles/test-store-jobs.dir/test-store-jobs.c.o.d"
+  )
+
+# Targets to which this target links.
+set(CMAKE_TARGET_LINKED_INFO_FILES
+  "/work/wt/coord/build-asan/examples/store/CMakeFiles/example_store.dir/DependInfo.cmake"
+  )
+
+# Fortran module output directory.
+set(CMAKE_Fortran_TARGET_MODULE_DIR "")

@@ -1,0 +1,26 @@
+
+# Consider dependencies only in project.
+set(CMAKE_DEPENDS_IN_PROJECT_ONLY OFF)
+
+# The set of languages for which implicit dependencies are needed:
+set(CMAKE_DEPENDS_LANGUAGES
+  )
+
+# The set of dependency files which are needed:
+set(CMAKE_DEPENDS_DEPENDENCY_FILES
+  "/work/wt/coord/src/clock.c" "src/CMakeFiles/sdlive_objects.dir/clock.c.o" "gcc" "src/CMakeFiles/sdlive_objects.dir/clock.c.o.d"
+  "/work/wt/coord/src/fdstore.c" "src/CMakeFiles/sdlive_objects.dir/fdstore.c.o" "gcc" "src/CMakeFiles/sdlive_objects.dir/fdstore.c.o.d"
+  "/work/wt/coord/src/idle.c" "src/CMakeFiles/sdlive_objects.dir/idle.c.o" "gcc" "src/CMakeFiles/sdlive_objects.dir/idle.c.o.d"
+  "/work/wt/coord/src/notify.c" "src/CMakeFiles/sdlive_objects.dir/notify.c.o" "gcc" "src/CMakeFiles/sdlive_objects.dir/notify.c.o.d"
+  "/work/wt/coord/src/peer.c" "src/CMakeFiles/sdlive_objects.dir/peer.c.o" "gcc" "src/CMakeFiles/sdlive_objects.dir/peer.c.o.d"
+  "/work/wt/coord/src/progress.c" "src/CMakeFiles/sdlive_objects.dir/progress.c.o" "gcc" "src/CMakeFiles/sdlive_objects.dir/progress.c.o.d"
+  "/work/wt/coord/src/sdlive.c" "src/CMakeFiles/sdlive_objects.dir/sdlive.c.o" "gcc" "src/CMakeFiles/sdlive_objects.dir/sdlive.c.o.d"
+  "/work/wt/coord/src/watchdog.c" "src/CMakeFiles/sdlive_objects.dir/watchdog.c.o" "gcc" "src/CMakeFiles/sdlive_objects.dir/watchdog.c.o.d"
+  )
+
+# Targets to which this target links.
+set(CMAKE_TARGET_LINKED_INFO_FILES
+  )
+
+# Fortran module output directory.
+set(CMAKE_Fortran_TARGET_MODULE_DIR "")

@@ -1,0 +1,2 @@
+# Empty dependencies file for adversarial-socket-symlink-race.
+# This may be replaced when dependencies are built.

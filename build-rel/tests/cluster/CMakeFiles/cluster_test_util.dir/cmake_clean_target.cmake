@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libcluster_test_util.a"
+)

@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for cluster_test_util.
+# This may be replaced when dependencies are built.

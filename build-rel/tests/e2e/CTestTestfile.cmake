@@ -1,0 +1,26 @@
+# CMake generated Testfile for 
+# Source directory: /work/wt/coord/tests/e2e
+# Build directory: /work/wt/coord/build-rel/tests/e2e
+# 
+# This file includes the relevant testing commands required for 
+# testing this directory and lists subdirectories to be tested as well.
+add_test([=[e2e.armed-daemons-run]=] "bash" "/work/wt/coord/tests/e2e/armed-daemons-run.sh")
+set_tests_properties([=[e2e.armed-daemons-run]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/armed-daemons-run" LABELS "e2e" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/CMakeLists.txt;15;add_test;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.cleaner-long-pass]=] "bash" "/work/wt/coord/tests/e2e/cleaner-long-pass.sh")
+set_tests_properties([=[e2e.cleaner-long-pass]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/cleaner-long-pass" LABELS "e2e" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/CMakeLists.txt;15;add_test;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.wedge-kill-restart]=] "bash" "/work/wt/coord/tests/e2e/wedge-kill-restart.sh")
+set_tests_properties([=[e2e.wedge-kill-restart]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/wedge-kill-restart" LABELS "e2e" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/CMakeLists.txt;15;add_test;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.unarmed-daemons-run]=] "bash" "/work/wt/coord/tests/e2e/unarmed-daemons-run.sh")
+set_tests_properties([=[e2e.unarmed-daemons-run]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/unarmed-daemons-run" LABELS "e2e" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/CMakeLists.txt;15;add_test;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.stop-clean]=] "bash" "/work/wt/coord/tests/e2e/stop-clean.sh")
+set_tests_properties([=[e2e.stop-clean]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/stop-clean" LABELS "e2e" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/CMakeLists.txt;15;add_test;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.outside-systemd]=] "bash" "/work/wt/coord/tests/e2e/outside-systemd.sh")
+set_tests_properties([=[e2e.outside-systemd]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/outside-systemd" LABELS "e2e" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/CMakeLists.txt;15;add_test;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.hung-executor]=] "bash" "/work/wt/coord/tests/e2e/hung-executor.sh")
+set_tests_properties([=[e2e.hung-executor]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/hung-executor" LABELS "e2e" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/CMakeLists.txt;15;add_test;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.cluster-failover-sqlite]=] "bash" "/work/wt/coord/tests/e2e/cluster-failover.sh" "sqlite")
+set_tests_properties([=[e2e.cluster-failover-sqlite]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/cluster-failover-sqlite" LABELS "e2e;cluster" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "180" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/cluster.cmake;7;add_test;/work/wt/coord/tests/e2e/cluster.cmake;0;;/work/wt/coord/tests/e2e/CMakeLists.txt;26;include;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.cluster-failover-postgresql]=] "bash" "/work/wt/coord/tests/e2e/cluster-failover.sh" "postgresql")
+set_tests_properties([=[e2e.cluster-failover-postgresql]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/cluster-failover-postgresql" LABELS "e2e;cluster" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "180" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/cluster.cmake;7;add_test;/work/wt/coord/tests/e2e/cluster.cmake;0;;/work/wt/coord/tests/e2e/CMakeLists.txt;26;include;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")
+add_test([=[e2e.cluster-large-pass]=] "bash" "/work/wt/coord/tests/e2e/cluster-large-pass.sh")
+set_tests_properties([=[e2e.cluster-large-pass]=] PROPERTIES  ENVIRONMENT "SDLIVE_BUILD_DIR=/work/wt/coord/build-rel;SDLIVE_E2E_LOG_DIR=/work/wt/coord/build-rel/tests/e2e/logs/cluster-large-pass" LABELS "e2e;cluster" RUN_SERIAL "TRUE" SKIP_RETURN_CODE "77" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/coord/tests/e2e/cluster.cmake;19;add_test;/work/wt/coord/tests/e2e/cluster.cmake;0;;/work/wt/coord/tests/e2e/CMakeLists.txt;26;include;/work/wt/coord/tests/e2e/CMakeLists.txt;0;")

@@ -1,0 +1,21 @@
+
+# Consider dependencies only in project.
+set(CMAKE_DEPENDS_IN_PROJECT_ONLY OFF)
+
+# The set of languages for which implicit dependencies are needed:
+set(CMAKE_DEPENDS_LANGUAGES
+  )
+
+# The set of dependency files which are needed:
+set(CMAKE_DEPENDS_DEPENDENCY_FILES
+  "/work/wt/coord/examples/frame/frame.c" "tests/fuzz/CMakeFiles/fuzz-replay.dir/__/__/examples/frame/frame.c.o" "gcc" "tests/fuzz/CMakeFiles/fuzz-replay.dir/__/__/examples/frame/frame.c.o.d"
+  "/work/wt/coord/tests/fuzz/fuzz-frame-decoder.c" "tests/fuzz/CMakeFiles/fuzz-replay.dir/fuzz-frame-decoder.c.o" "gcc" "tests/fuzz/CMakeFiles/fuzz-replay.dir/fuzz-frame-decoder.c.o.d"
+  "/work/wt/coord/tests/fuzz/fuzz-replay.c" "tests/fuzz/CMakeFiles/fuzz-replay.dir/fuzz-replay.c.o" "gcc" "tests/fuzz/CMakeFiles/fuzz-replay.dir/fuzz-replay.c.o.d"
+  )
+
+# Targets to which this target links.
+set(CMAKE_TARGET_LINKED_INFO_FILES
+  )
+
+# Fortran module output directory.
+set(CMAKE_Fortran_TARGET_MODULE_DIR "")

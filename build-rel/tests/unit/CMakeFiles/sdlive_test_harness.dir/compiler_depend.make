@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for sdlive_test_harness.
+# This may be replaced when dependencies are built.
