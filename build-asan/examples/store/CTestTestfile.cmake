@@ -1,6 +1,0 @@
-# CMake generated Testfile for 
-# Source directory: /work/wt/coord/examples/store
-# Build directory: /work/wt/coord/build-asan/examples/store
-# 
-# This file includes the relevant testing commands required for 
-# testing this directory and lists subdirectories to be tested as well.

@@ -1,2 +1,0 @@
-# Empty dependencies file for adversarial-socket-symlink-race.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for acceptor-ping.
-# This may be replaced when dependencies are built.

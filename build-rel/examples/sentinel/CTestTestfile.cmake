@@ -1,6 +1,0 @@
-# CMake generated Testfile for 
-# Source directory: /work/wt/coord/examples/sentinel
-# Build directory: /work/wt/coord/build-rel/examples/sentinel
-# 
-# This file includes the relevant testing commands required for 
-# testing this directory and lists subdirectories to be tested as well.

@@ -1,3 +1,0 @@
-file(REMOVE_RECURSE
-  "libexample_store.a"
-)

@@ -1,3 +1,0 @@
-file(REMOVE_RECURSE
-  "libcluster_test_util.a"
-)
