@@ -2,6 +2,7 @@
 #include "leader.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -12,9 +13,24 @@
 #include "maintenance.h"
 
 #define EVENTS_PER_WAKE 16
+/* A leader service that fails (to start, or later) is retried after
+ * SERVICE_RETRY_FIRST_USEC, doubling up to SERVICE_RETRY_MAX_USEC; the
+ * term and its lease go on meanwhile (docs/cluster.md, "Leader services"). */
+#define SERVICE_RETRY_FIRST_USEC SDLIVE_USEC_PER_SEC
+#define SERVICE_RETRY_MAX_USEC (60 * SDLIVE_USEC_PER_SEC)
+
+struct service_state {
+        bool running;
+        unsigned failures;      /* consecutive */
+        int error;              /* of the last failure */
+        uint64_t retry_at_usec; /* not running: the next start attempt */
+        uint64_t backoff_usec;  /* the delay after the next failure */
+};
 
 struct leader_loop {
         int epfd;
+        size_t starting; /* the service whose start() runs: owner of new watches */
+        struct service_state state[LEADER_SERVICES_MAX];
 };
 
 int leader_loop_watch(struct leader_loop *loop, struct leader_watch *w, uint32_t events) {
@@ -22,6 +38,7 @@ int leader_loop_watch(struct leader_loop *loop, struct leader_watch *w, uint32_t
 
         if (!w || w->fd < 0 || !w->ready)
                 return -EINVAL;
+        w->service = loop->starting;
         return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? -errno : 0;
 }
 
@@ -33,27 +50,92 @@ static bool lease_lost(void *userdata) {
         return lease_holder_lost(userdata);
 }
 
-static void stop_services(const struct leader_term *t, size_t started) {
-        while (started-- > 0)
-                t->services[started].stop(t->services[started].userdata);
+static uint64_t min_u64(uint64_t a, uint64_t b) {
+        return a < b ? a : b;
 }
 
-static int start_services(const struct leader_term *t, struct leader_loop *loop, size_t *started) {
-        for (*started = 0; *started < t->n_services; (*started)++) {
-                const struct leader_service *s = &t->services[*started];
-                int r = s->start(s->userdata, loop, &t->fence);
+/* Says (log and STATUS=) that service i is down and when it is retried. */
+static void report_down(const struct leader_term *t, const struct leader_loop *loop, size_t i) {
+        const struct service_state *st = &loop->state[i];
+        char delay[DURATION_FORMAT_MAX];
+        uint64_t now = lease_now_usec();
 
-                if (r < 0) {
-                        log_error("leader service %s failed to start: %s", s->name, strerror(-r));
-                        return r;
-                }
+        duration_format(delay, sizeof(delay), st->retry_at_usec > now ? st->retry_at_usec - now : 0);
+        sdlive_notify_status(t->d, "leader (generation %llu): %s down (%s), attempt %u failed; "
+                             "retrying in %s", (unsigned long long) t->fence.generation,
+                             t->services[i].name, strerror(-st->error), st->failures, delay);
+}
+
+static void service_failed(const struct leader_term *t, struct leader_loop *loop, size_t i, int r,
+                           const char *what) {
+        struct service_state *st = &loop->state[i];
+        char delay[DURATION_FORMAT_MAX];
+
+        st->running = false;
+        st->failures++;
+        st->error = r;
+        st->retry_at_usec = lease_now_usec() + st->backoff_usec;
+        log_error("leader service %s %s: %s; keeping the lease, retrying in %s (attempt %u)",
+                  t->services[i].name, what, strerror(-r),
+                  duration_format(delay, sizeof(delay), st->backoff_usec), st->failures);
+        report_down(t, loop, i);
+        st->backoff_usec = min_u64(2 * st->backoff_usec, SERVICE_RETRY_MAX_USEC);
+}
+
+static void start_service(const struct leader_term *t, struct leader_loop *loop, size_t i) {
+        const struct leader_service *s = &t->services[i];
+        struct service_state *st = &loop->state[i];
+        int r;
+
+        loop->starting = i;
+        r = s->start(s->userdata, loop, &t->fence);
+        if (r < 0) {
+                service_failed(t, loop, i, r, "failed to start");
+                return;
         }
-        return 0;
+        if (st->failures)
+                log_notice("leader service %s started after %u failed attempt(s)", s->name, st->failures);
+        *st = (struct service_state) { .running = true, .backoff_usec = SERVICE_RETRY_FIRST_USEC };
+        sdlive_notify_status(t->d, "leader (generation %llu)", (unsigned long long) t->fence.generation);
+}
+
+static void stop_service(const struct leader_term *t, struct leader_loop *loop, size_t i) {
+        if (!loop->state[i].running)
+                return;
+        loop->state[i].running = false;
+        t->services[i].stop(t->services[i].userdata);
+}
+
+/* Starts the services whose retry time has come; returns the earliest
+ * retry time still ahead (UINT64_MAX: none). */
+static uint64_t start_due_services(const struct leader_term *t, struct leader_loop *loop) {
+        uint64_t next = UINT64_MAX;
+
+        for (size_t i = 0; i < t->n_services; i++) {
+                if (loop->state[i].running)
+                        continue;
+                if (loop->state[i].retry_at_usec <= lease_now_usec())
+                        start_service(t, loop, i);
+                if (!loop->state[i].running)
+                        next = min_u64(next, loop->state[i].retry_at_usec);
+        }
+        return next;
+}
+
+/* Re-says which service is down, after a pass overwrote STATUS=. */
+static void report_services_down(const struct leader_term *t, const struct leader_loop *loop) {
+        for (size_t i = 0; i < t->n_services; i++)
+                if (!loop->state[i].running) {
+                        report_down(t, loop, i);
+                        return;
+                }
 }
 
 /* Dispatches what epoll has ready. The lease-lost fd is registered with a
- * NULL pointer; the loop notices the lost flag itself. */
-static int dispatch(struct leader_loop *loop) {
+ * NULL pointer; the loop notices the lost flag itself. A service whose
+ * watch fails is stopped and retried later, except for -ESTALE: its fenced
+ * write was refused, so the lease is gone and so is the term. */
+static int dispatch(const struct leader_term *t, struct leader_loop *loop) {
         struct epoll_event events[EVENTS_PER_WAKE];
         int n = epoll_wait(loop->epfd, events, EVENTS_PER_WAKE, 0);
 
@@ -63,11 +145,17 @@ static int dispatch(struct leader_loop *loop) {
                 struct leader_watch *w = events[i].data.ptr;
                 int r;
 
-                if (!w)
+                if (!w || !loop->state[w->service].running)
                         continue;
                 r = w->ready(w, events[i].events);
-                if (r < 0)
-                        return r;
+                if (r == -ESTALE) {
+                        lease_holder_mark_lost(t->lease, "a leader service's fenced write was rejected");
+                        return 0;
+                }
+                if (r < 0) {
+                        stop_service(t, loop, w->service);
+                        service_failed(t, loop, w->service, r, "failed");
+                }
         }
         return 0;
 }
@@ -126,7 +214,7 @@ static int lead(const struct leader_term *t, struct leader_loop *loop) {
         uint64_t cap = sdlive_pet_interval(t->d), next_pass = lease_now_usec(), passes = 0;
 
         for (;;) {
-                uint64_t now, timeout;
+                uint64_t now, timeout, next_start, deadline;
                 int r;
 
                 if (t->wedge)
@@ -136,16 +224,19 @@ static int lead(const struct leader_term *t, struct leader_loop *loop) {
                 if (lease_holder_lost(t->lease))
                         return LEADER_LEASE_LOST;
 
+                next_start = start_due_services(t, loop);
                 now = lease_now_usec();
                 if (now >= next_pass) {
                         r = run_pass(t, ++passes);
                         if (r >= 0)
                                 return r;
+                        report_services_down(t, loop);
                         now = lease_now_usec();
                         next_pass = now + t->maintenance_interval_usec;
                 }
 
-                timeout = next_pass - now;
+                deadline = min_u64(next_pass, next_start);
+                timeout = deadline > now ? deadline - now : 0;
                 if (cap > 0 && timeout > cap)
                         timeout = cap;
                 r = sdlive_wait_fd(t->d, loop->epfd, POLLIN, timeout);
@@ -153,31 +244,34 @@ static int lead(const struct leader_term *t, struct leader_loop *loop) {
                         return LEADER_STOPPED;
                 if (r < 0)
                         return r;
-                if (r == SDLIVE_WAKE_FD && (r = dispatch(loop)) < 0)
+                if (r == SDLIVE_WAKE_FD && (r = dispatch(t, loop)) < 0)
                         return r;
         }
 }
 
 int leader_run(const struct leader_term *t) {
         struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-        struct leader_loop loop = { .epfd = epoll_create1(EPOLL_CLOEXEC) };
-        size_t started = 0;
+        struct leader_loop loop = { .epfd = -1 };
         int r;
 
+        if (t->n_services > LEADER_SERVICES_MAX)
+                return -E2BIG;
+        loop.epfd = epoll_create1(EPOLL_CLOEXEC);
         if (loop.epfd < 0)
                 return -errno;
         if (epoll_ctl(loop.epfd, EPOLL_CTL_ADD, lease_holder_fd(t->lease), &ev) < 0) {
                 r = -errno;
                 goto out;
         }
+        for (size_t i = 0; i < t->n_services; i++)
+                loop.state[i] = (struct service_state) { .backoff_usec = SERVICE_RETRY_FIRST_USEC };
 
         log_notice("elected: leading with generation %llu (the fencing token)",
                    (unsigned long long) t->fence.generation);
         sdlive_notify_status(t->d, "leader (generation %llu)", (unsigned long long) t->fence.generation);
-        r = start_services(t, &loop, &started);
-        if (r >= 0)
-                r = lead(t, &loop);
-        stop_services(t, started);
+        r = lead(t, &loop);
+        for (size_t i = t->n_services; i-- > 0;)
+                stop_service(t, &loop, i);
         if (r == LEADER_LEASE_LOST)
                 log_warning("lease lost (%s): no longer leader, back to standby",
                             lease_holder_reason(t->lease));

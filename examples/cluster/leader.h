@@ -13,6 +13,7 @@
  * wakes that often anyway to pet, and so notices a wedge fault promptly.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sdlive.h>
@@ -27,16 +28,22 @@ struct leader_loop;
  * valid until unwatched or until the service's stop(). */
 struct leader_watch {
         int fd;
-        /* Called with the epoll events. < 0 ends the term as a failure:
-         * the loop stops the services and returns the error. */
+        /* Called with the epoll events. -ESTALE (a fenced write refused)
+         * ends the term: the lease is lost. Another < 0 says the service
+         * failed: the loop stops it and starts it again after a backoff,
+         * keeping the lease. */
         int (*ready)(struct leader_watch *w, uint32_t events);
         void *userdata;
+        size_t service; /* set by leader_loop_watch(): whose watch it is */
 };
 
-/* Something that runs only while this node leads. start() runs once per
- * term, right after election, with that term's fence (copy what you need:
- * the fence dies with the term); stop() runs when the term ends, for any
- * reason, and must close everything start() opened. */
+/* Something that runs only while this node leads. start() runs right after
+ * election with that term's fence (copy what you need: the fence dies with
+ * the term); stop() runs when the term ends, for any reason, and must close
+ * everything start() opened. When start() fails (< 0: it must then have
+ * closed what it opened) or the service fails later, the term goes on: the
+ * leader keeps its lease and generation, says so in STATUS=, and calls
+ * start() again after a backoff of 1 s doubling up to 60 s. */
 struct leader_service {
         const char *name;
         int (*start)(void *userdata, struct leader_loop *loop, const struct store_fence *fence);
@@ -44,6 +51,10 @@ struct leader_service {
         void *userdata;
 };
 
+/* The most services a term runs. */
+#define LEADER_SERVICES_MAX 8
+
+/* Only from a service's start(). 0 or -errno. */
 int leader_loop_watch(struct leader_loop *loop, struct leader_watch *w, uint32_t events);
 int leader_loop_unwatch(struct leader_loop *loop, struct leader_watch *w);
 
@@ -66,8 +77,9 @@ enum {
 
 /* Leads until the lease is lost or a stop is requested; returns
  * LEADER_LEASE_LOST, LEADER_STOPPED, or -errno when the term could not be
- * run (epoll failure, a service failing to start). The caller ends the
- * lease (release on stop) after it returns. */
+ * run (epoll failure, more than LEADER_SERVICES_MAX services). A failing
+ * service does not end the term. The caller ends the lease (release on
+ * stop) after it returns. */
 int leader_run(const struct leader_term *t);
 
 #endif

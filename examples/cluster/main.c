@@ -40,6 +40,9 @@
 #define SEED_RETRY_FIRST_USEC (100 * SDLIVE_USEC_PER_MSEC)
 /* --release-after-death ends after this long whatever the store does. */
 #define RELEASE_DEADLINE_SEC 5
+/* After a term that could not run, the next election waits the election
+ * poll, doubling up to this. */
+#define TERM_RETRY_MAX_USEC (60 * SDLIVE_USEC_PER_SEC)
 
 typedef struct cluster_options {
         const char *store_url;             /* NULL: sqlite:$STATE_DIRECTORY/cluster.db */
@@ -456,8 +459,10 @@ static int run(struct cluster *c) {
                 .progress = c->election_progress,
                 .spin_file = c->o->spin_file,
         };
+        uint64_t backoff = c->o->poll_usec;
 
         for (;;) {
+                char delay[DURATION_FORMAT_MAX];
                 struct election_result won;
                 int r;
 
@@ -470,8 +475,24 @@ static int run(struct cluster *c) {
                 r = lead_term(c, &won);
                 if (r == LEADER_STOPPED)
                         return EXIT_SUCCESS;
-                if (r < 0 && sdlive_idle(c->d, c->o->poll_usec) == SDLIVE_WAKE_STOP)
+                if (r >= 0) {
+                        backoff = c->o->poll_usec;
+                        continue;
+                }
+                /* A term that could not even run (no lease refresher, no
+                 * epoll): stand down, longer each time, so the generation
+                 * is not bumped at the election poll's pace. */
+                duration_format(delay, sizeof(delay), backoff);
+                log_warning("could not lead (%s): standing down for %s", strerror(-r), delay);
+                sdlive_notify_status(c->d, "standby: could not lead (%s); next election attempt in %s",
+                                     strerror(-r), delay);
+                sdlive_progress_park(c->election_progress);
+                r = sdlive_idle(c->d, backoff);
+                sdlive_progress_beat(c->election_progress);
+                if (r == SDLIVE_WAKE_STOP)
                         return EXIT_SUCCESS;
+                backoff = min_u64(2 * backoff, TERM_RETRY_MAX_USEC > c->o->poll_usec ? TERM_RETRY_MAX_USEC
+                                                                                      : c->o->poll_usec);
         }
 }
 
