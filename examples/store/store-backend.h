@@ -50,6 +50,8 @@ struct store_backend {
         int (*jobs_batch)(struct store *s, const struct store_fence *f, struct store_job_batch *b);
         int (*run_begin)(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run);
         int (*run_fill)(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max);
+        int (*runs_summary)(struct store *s, struct store_run_summary *out, size_t max);
+        int (*job_oldest_in_flight)(struct store *s, struct store_job *ret, int64_t *claimed_usec);
         int (*job_read)(struct store *s, uint64_t run, uint32_t job, struct store_job *ret);
         int (*run_read)(struct store *s, uint64_t run, struct store_run *ret);
         int (*runs_unfinished)(struct store *s, uint64_t *ids, size_t max);

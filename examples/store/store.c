@@ -481,6 +481,26 @@ int store_job_record(struct store *s, const struct store_fence *f, uint64_t run,
         return s->backend->job_record(s, f, run, job, attempt, outcome);
 }
 
+int store_runs_summary(struct store *s, struct store_run_summary *out, size_t max) {
+        int r = begin_call(s);
+        if (r < 0)
+                return r;
+        if ((r = check_batch(s, out, max)) < 0)
+                return r;
+        return s->backend->runs_summary(s, out, max);
+}
+
+int store_job_oldest_in_flight(struct store *s, struct store_job *ret, int64_t *claimed_usec) {
+        int r = begin_call(s);
+        if (r < 0)
+                return r;
+        if (!ret || !claimed_usec)
+                return store_fail(s, -EINVAL, "no place for the job");
+        *ret = (struct store_job) { 0 };
+        *claimed_usec = 0;
+        return s->backend->job_oldest_in_flight(s, ret, claimed_usec);
+}
+
 int store_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret) {
         int r = begin_call(s);
         if (r < 0)

@@ -318,6 +318,29 @@ int store_run_begin(struct store *s, const struct store_fence *f, uint32_t total
  * fenced transaction; returns how many (0: the run has all its jobs). */
 int store_run_fill(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max);
 
+/* ---- What an operator polls: aggregate reads, no per-job loop ------- */
+
+struct store_run_summary {
+        uint64_t id;
+        uint32_t total;
+        uint32_t done_count;
+        uint32_t created;      /* jobs added so far (total once created) */
+        uint32_t pending;
+        uint32_t in_flight;
+        uint32_t done;
+        uint32_t redelivered;  /* jobs claimed more than once */
+        int64_t created_usec;  /* CLOCK_REALTIME of the store */
+};
+/* Fills up to max summaries of the newest runs (highest ids first), one
+ * aggregate query per run; returns how many. */
+int store_runs_summary(struct store *s, struct store_run_summary *out, size_t max);
+
+/* The in-flight job claimed longest ago: 1 and *ret filled (with the
+ * store's CLOCK_REALTIME of the claim in *claimed_usec; 0 when it was
+ * claimed by a version that did not record it), or 0 when nothing is in
+ * flight. */
+int store_job_oldest_in_flight(struct store *s, struct store_job *ret, int64_t *claimed_usec);
+
 int store_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret);
 int store_run_read(struct store *s, uint64_t run, struct store_run *ret);
 /* Fills up to max ids of runs with done_count < total, oldest first;

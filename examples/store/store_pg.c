@@ -383,9 +383,11 @@ static const char schema_sql[] =
         "  job integer NOT NULL,"
         "  status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'assigned', 'done')),"
         "  attempt integer NOT NULL DEFAULT 0, worker text, outcome bigint,"
-        "  executions integer NOT NULL DEFAULT 0, token bytea, PRIMARY KEY (run, job));"
-        /* A store made before assignment tokens existed gains the column. */
+        "  executions integer NOT NULL DEFAULT 0, token bytea, claimed bigint, PRIMARY KEY (run, job));"
+        /* A store made before assignment tokens (and claim times) existed
+         * gains the columns. */
         "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS token bytea;"
+        "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS claimed bigint;"
         "CREATE INDEX IF NOT EXISTS jobs_pending ON jobs (run, job) WHERE status = 'pending';"
         "CREATE INDEX IF NOT EXISTS jobs_in_flight ON jobs (worker) WHERE status = 'assigned';"
         "COMMIT;";
@@ -892,7 +894,8 @@ static const char *const job_sql[JQ_N] = {
                      " t AS (SELECT decode(tok, 'hex') AS token, i FROM unnest($2::text[])"
                      "  WITH ORDINALITY AS t (tok, i))"
                      " UPDATE jobs j SET status = 'assigned', attempt = j.attempt + 1, worker = $1,"
-                     "  token = t.token FROM c JOIN t USING (i) WHERE j.run = c.run AND j.job = c.job"
+                     "  token = t.token, claimed = " NOW_USEC
+                     " FROM c JOIN t USING (i) WHERE j.run = c.run AND j.job = c.job"
                      " RETURNING j.run, j.job, j.attempt, encode(j.token, 'hex')",
 };
 static const int job_sql_params[JQ_N] = { 3, 4, 3, 3, 3, 3 };
@@ -1379,6 +1382,60 @@ static int pg_job_record(struct store *s, const struct store_fence *f, uint64_t 
         return r < 0 ? r : result;
 }
 
+static int pg_runs_summary(struct store *s, struct store_run_summary *out, size_t max) {
+        struct store_pg *p = to_pg(s);
+        PGresult *res;
+        int r, n;
+
+        if ((r = need_conn(p)) < 0)
+                return r;
+        r = query(p, &res, "summarize runs",
+                  "SELECT r.id, r.total, r.done_count, r.created, count(j.job),"
+                  " count(*) FILTER (WHERE j.status = 'pending'), count(*) FILTER (WHERE j.status = 'assigned'),"
+                  " count(*) FILTER (WHERE j.status = 'done'), count(*) FILTER (WHERE j.attempt > 1)"
+                  " FROM (SELECT * FROM runs ORDER BY id DESC LIMIT $1) r LEFT JOIN jobs j ON j.run = r.id"
+                  " GROUP BY r.id, r.total, r.done_count, r.created ORDER BY r.id DESC",
+                  "i", (int64_t) max);
+        if (r < 0)
+                return r;
+        n = PQntuples(res);
+        for (int i = 0; i < n && (size_t) i < max; i++)
+                out[i] = (struct store_run_summary) {
+                        .id = (uint64_t) int_value(res, i, 0),
+                        .total = (uint32_t) int_value(res, i, 1),
+                        .done_count = (uint32_t) int_value(res, i, 2),
+                        .created_usec = int_value(res, i, 3),
+                        .created = (uint32_t) int_value(res, i, 4),
+                        .pending = (uint32_t) int_value(res, i, 5),
+                        .in_flight = (uint32_t) int_value(res, i, 6),
+                        .done = (uint32_t) int_value(res, i, 7),
+                        .redelivered = (uint32_t) int_value(res, i, 8),
+                };
+        PQclear(res);
+        return n;
+}
+
+static int pg_job_oldest_in_flight(struct store *s, struct store_job *ret, int64_t *claimed_usec) {
+        struct store_pg *p = to_pg(s);
+        PGresult *res;
+        int r;
+
+        if ((r = need_conn(p)) < 0)
+                return r;
+        r = query(p, &res, "read the oldest in-flight job",
+                  "SELECT " JOB_COLUMNS ", coalesce(claimed, 0) FROM jobs WHERE status = 'assigned'"
+                  " ORDER BY claimed NULLS FIRST, run, job LIMIT 1", "");
+        if (r < 0)
+                return r;
+        r = PQntuples(res);
+        if (r == 1) {
+                job_from_row(res, 0, ret);
+                *claimed_usec = int_value(res, 0, 7);
+        }
+        PQclear(res);
+        return r;
+}
+
 static int pg_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret) {
         struct store_pg *p = to_pg(s);
         PGresult *res;
@@ -1473,6 +1530,8 @@ static const struct store_backend pg_backend = {
         .run_begin = pg_run_begin,
         .run_fill = pg_run_fill,
         .jobs_batch = pg_jobs_batch,
+        .runs_summary = pg_runs_summary,
+        .job_oldest_in_flight = pg_job_oldest_in_flight,
         .job_claim = pg_job_claim,
         .jobs_requeue = pg_jobs_requeue,
         .job_requeue = pg_job_requeue,

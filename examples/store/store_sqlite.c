@@ -299,14 +299,15 @@ static const char schema_sql[] =
         "  job INTEGER NOT NULL,"
         "  status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'assigned', 'done')),"
         "  attempt INTEGER NOT NULL DEFAULT 0, worker TEXT, outcome INTEGER,"
-        "  executions INTEGER NOT NULL DEFAULT 0, token BLOB, PRIMARY KEY (run, job));"
+        "  executions INTEGER NOT NULL DEFAULT 0, token BLOB, claimed INTEGER, PRIMARY KEY (run, job));"
         "CREATE INDEX IF NOT EXISTS jobs_pending ON jobs (run, job) WHERE status = 'pending';"
         "CREATE INDEX IF NOT EXISTS jobs_in_flight ON jobs (worker) WHERE status = 'assigned';";
 
-/* A store made before assignment tokens existed gains the column. */
-static int add_token_column(struct store_sqlite *q) {
+/* A store made before assignment tokens (and claim times) existed gains
+ * the columns. */
+static int add_job_column(struct store_sqlite *q, const char *column, const char *alter) {
         sqlite3_stmt *st;
-        int r = prepare(q, &st, "SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'token'", "");
+        int r = prepare(q, &st, "SELECT 1 FROM pragma_table_info('jobs') WHERE name = ?1", "t", column);
 
         if (r < 0)
                 return r;
@@ -314,8 +315,13 @@ static int add_token_column(struct store_sqlite *q) {
         sqlite3_finalize(st);
         if (r != 0)
                 return r < 0 ? r : 0;
-        r = exec(q, "ALTER TABLE jobs ADD COLUMN token BLOB", "");
+        r = exec(q, alter, "");
         return r < 0 ? r : 0;
+}
+
+static int add_job_columns(struct store_sqlite *q) {
+        int r = add_job_column(q, "token", "ALTER TABLE jobs ADD COLUMN token BLOB");
+        return r < 0 ? r : add_job_column(q, "claimed", "ALTER TABLE jobs ADD COLUMN claimed INTEGER");
 }
 
 static int create_schema(struct store_sqlite *q) {
@@ -338,7 +344,7 @@ static int create_schema(struct store_sqlite *q) {
         sqlite3_finalize(st);
         if (r < 0)
                 return tx_abort(q, r);
-        if ((r = add_token_column(q)) < 0)
+        if ((r = add_job_columns(q)) < 0)
                 return tx_abort(q, r);
         if (strcmp(version, SCHEMA_VERSION) != 0)
                 return tx_abort(q, store_fail(&q->base, -EPROTONOSUPPORT,
@@ -886,7 +892,8 @@ static const char *const job_sql[JST_N] = {
         [JST_COUNT_RUN] = "UPDATE runs SET done_count = done_count + 1 WHERE id = ?1",
         [JST_REQUEUE] = "UPDATE jobs SET status = 'pending' WHERE run = ?1 AND job = ?2"
                         " AND attempt = ?3 AND status = 'assigned'",
-        [JST_CLAIM] = "UPDATE jobs SET status = 'assigned', attempt = attempt + 1, worker = ?1, token = ?2"
+        [JST_CLAIM] = "UPDATE jobs SET status = 'assigned', attempt = attempt + 1, worker = ?1, token = ?2,"
+                      " claimed = ?3"
                       " WHERE (run, job) = (SELECT run, job FROM jobs WHERE status = 'pending'"
                       "  ORDER BY run, job LIMIT 1)"
                       " RETURNING run, job, attempt",
@@ -1044,6 +1051,7 @@ static int claim_for(struct store_sqlite *q, struct store_claim_request *c) {
                         return r;
                 sqlite3_bind_text(st, 1, c->worker, -1, SQLITE_STATIC);
                 sqlite3_bind_blob(st, 2, out->token, STORE_TOKEN_SIZE, SQLITE_STATIC);
+                sqlite3_bind_int64(st, 3, wall_now());
                 r = job_step(q, st, "claim job");
                 if (r <= 0)
                         return r;
@@ -1256,6 +1264,60 @@ static int sqlite_job_record(struct store *s, const struct store_fence *f, uint6
         return r < 0 ? r : result;
 }
 
+static int sqlite_runs_summary(struct store *s, struct store_run_summary *out, size_t max) {
+        struct store_sqlite *q = to_sqlite(s);
+        sqlite3_stmt *st;
+        size_t n = 0;
+        int r;
+
+        if ((r = need_db(q)) < 0)
+                return r;
+        r = prepare(q, &st,
+                    "SELECT r.id, r.total, r.done_count, r.created, count(j.job),"
+                    " coalesce(sum(j.status = 'pending'), 0), coalesce(sum(j.status = 'assigned'), 0),"
+                    " coalesce(sum(j.status = 'done'), 0), coalesce(sum(j.attempt > 1), 0)"
+                    " FROM (SELECT * FROM runs ORDER BY id DESC LIMIT ?1) r LEFT JOIN jobs j ON j.run = r.id"
+                    " GROUP BY r.id ORDER BY r.id DESC",
+                    "i", (int64_t) max);
+        if (r < 0)
+                return r;
+        while (n < max && (r = step(q, st, "summarize runs")) > 0) {
+                out[n++] = (struct store_run_summary) {
+                        .id = (uint64_t) sqlite3_column_int64(st, 0),
+                        .total = (uint32_t) sqlite3_column_int64(st, 1),
+                        .done_count = (uint32_t) sqlite3_column_int64(st, 2),
+                        .created_usec = sqlite3_column_int64(st, 3),
+                        .created = (uint32_t) sqlite3_column_int64(st, 4),
+                        .pending = (uint32_t) sqlite3_column_int64(st, 5),
+                        .in_flight = (uint32_t) sqlite3_column_int64(st, 6),
+                        .done = (uint32_t) sqlite3_column_int64(st, 7),
+                        .redelivered = (uint32_t) sqlite3_column_int64(st, 8),
+                };
+        }
+        sqlite3_finalize(st);
+        return r < 0 ? r : (int) n;
+}
+
+static int sqlite_job_oldest_in_flight(struct store *s, struct store_job *ret, int64_t *claimed_usec) {
+        struct store_sqlite *q = to_sqlite(s);
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = need_db(q)) < 0)
+                return r;
+        r = prepare(q, &st, "SELECT " JOB_COLUMNS ", coalesce(claimed, 0) FROM jobs"
+                            " WHERE status = 'assigned' ORDER BY claimed, run, job LIMIT 1", "");
+        if (r < 0)
+                return r;
+        r = step(q, st, "read the oldest in-flight job");
+        if (r > 0) {
+                job_from_row(st, ret);
+                *claimed_usec = sqlite3_column_int64(st, 7);
+        }
+        sqlite3_finalize(st);
+        return r;
+}
+
 static int sqlite_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret) {
         struct store_sqlite *q = to_sqlite(s);
         sqlite3_stmt *st;
@@ -1350,6 +1412,8 @@ static const struct store_backend sqlite_backend = {
         .run_begin = sqlite_run_begin,
         .run_fill = sqlite_run_fill,
         .jobs_batch = sqlite_jobs_batch,
+        .runs_summary = sqlite_runs_summary,
+        .job_oldest_in_flight = sqlite_job_oldest_in_flight,
         .job_claim = sqlite_job_claim,
         .jobs_requeue = sqlite_jobs_requeue,
         .job_requeue = sqlite_job_requeue,

@@ -8,12 +8,19 @@
  *                                generation
  *   jobs-inspect URL held NAME   in-flight jobs of run 1 assigned to NAME
  *
- * Exit status 0, 1 when the store or run 1 cannot be read, 2 bad usage.
+ * Exit status 0, 1 when the store, run 1 or any of its jobs cannot be read,
+ * 2 bad usage. Operators use sdlive-jobs(8) instead.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "store.h"
+
+/* A read that fails is a failure, never "holds nothing". */
+static int fail(struct store *s) {
+        fprintf(stderr, "jobs-inspect: %s\n", store_errmsg(s));
+        return 1;
+}
 
 static int summary(struct store *s) {
         struct store_log_summary log = { 0 };
@@ -23,12 +30,14 @@ static int summary(struct store *s) {
         uint32_t done = 0;
 
         if (store_run_read(s, 1, &run) < 0)
-                return 1;
-        for (uint32_t i = 0; i < run.total; i++)
-                if (store_job_read(s, 1, i, &j) >= 0 && j.status == STORE_JOB_DONE)
-                        done++;
-        (void) store_log_summary(s, "cluster", &log);
-        (void) store_lease_read(s, "cluster", &lease);
+                return fail(s);
+        for (uint32_t i = 0; i < run.total; i++) {
+                if (store_job_read(s, 1, i, &j) < 0)
+                        return fail(s);
+                done += j.status == STORE_JOB_DONE;
+        }
+        if (store_log_summary(s, "cluster", &log) < 0 || store_lease_read(s, "cluster", &lease) < 0)
+                return fail(s);
         printf("total=%u done_count=%u jobs_done=%u missing=%u redelivered=%u reexecuted=%u "
                "overlaps=%llu holder=%s generation=%llu\n",
                run.total, run.done_count, done, run.total - done, run.jobs_redelivered,
@@ -44,11 +53,12 @@ static int held(struct store *s, const char *worker) {
         unsigned n = 0;
 
         if (store_run_read(s, 1, &run) < 0)
-                return 1;
-        for (uint32_t i = 0; i < run.total; i++)
-                if (store_job_read(s, 1, i, &j) >= 0 && j.status == STORE_JOB_ASSIGNED &&
-                    strcmp(j.worker, worker) == 0)
-                        n++;
+                return fail(s);
+        for (uint32_t i = 0; i < run.total; i++) {
+                if (store_job_read(s, 1, i, &j) < 0)
+                        return fail(s);
+                n += j.status == STORE_JOB_ASSIGNED && strcmp(j.worker, worker) == 0;
+        }
         printf("%u\n", n);
         return 0;
 }
