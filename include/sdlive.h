@@ -11,9 +11,28 @@
  *     means a message was sent or an event occurred;
  *   - every duration is uint64_t microseconds on CLOCK_MONOTONIC;
  *   - the library never logs, never aborts and never reports through errno;
- *   - a NULL handle is accepted by the notify and watchdog calls and
- *     behaves as "not supervised"; sdlive_idle()/sdlive_wait_fd() refuse it
- *     with -EINVAL (nothing could wake them).
+ *   - arguments are checked before anything else, supervised or not.
+ *
+ * NULL: no function dereferences a NULL handle or object. A NULL handle
+ * stands for a process outside systemd: every call that talks to the
+ * manager or reports its state returns what it returns there (0;
+ * sdlive_pet_interval() 0; sdlive_watchdog_next_due() UINT64_MAX;
+ * sdlive_watchdog_fd() and sdlive_last_pet_age() -ENODATA). A call that
+ * needs an object to do its work returns -EINVAL for a NULL one (the
+ * handle of sdlive_idle(), sdlive_wait_fd(), sdlive_progress_register(),
+ * sdlive_peer_new(); any progress loop, peer, required string or output
+ * pointer) — except sdlive_peer_poll_timeout(NULL), which returns 0, as
+ * poll() would read any negative timeout as "wait forever". Calls returning
+ * void do nothing; the _free/_unregister calls return NULL.
+ *
+ * Fork: a handle belongs to the process that created it. In any other
+ * process (a forked child using its copy) it is unsupervised and unarmed:
+ * sdlive_supervised() and sdlive_watchdog_enabled() return 0, pets and
+ * notifications return 0 and send nothing, and sdlive_request_stop() stops
+ * only that process's own waits. The check runs where a message would go
+ * out (a pet only when due), so a not-due pet costs what it always did.
+ * Free the copy in the child, or create a new handle there if the child
+ * must speak for the service (it then needs NotifyAccess=all).
  *
  * Threads: every function may be called from any thread unless its comment
  * says otherwise. Only sdlive_request_stop() is async-signal-safe.
@@ -67,11 +86,18 @@ typedef struct sdlive_options {
         /* SDLIVE_* flags above. */
         uint32_t flags;
         /* Keepalive interval. 0: WATCHDOG_USEC / 6 while armed. Set it to
-         * track pets (sdlive_last_pet_age) even outside systemd. */
+         * track pets (sdlive_last_pet_age) even outside systemd. At least
+         * SDLIVE_PET_INTERVAL_MIN_USEC (-ERANGE otherwise). */
         uint64_t pet_interval_usec;
 } sdlive_options;
 
 #define SDLIVE_OPTIONS_INIT { sizeof(sdlive_options), 0, 0 }
+
+/* The shortest pet interval: a shorter one would turn every sdlive_idle()
+ * into a spin. Hence the shortest WatchdogSec= armed (6 x 1 ms); a smaller
+ * WATCHDOG_USEC is refused (-ERANGE) and the watchdog stays off. */
+#define SDLIVE_PET_INTERVAL_MIN_USEC UINT64_C(1000)
+#define SDLIVE_WATCHDOG_MIN_USEC (6 * SDLIVE_PET_INTERVAL_MIN_USEC)
 
 /* Creates a handle. Reads NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID once,
  * here. A bad environment does not fail the call: the process then acts as
@@ -87,9 +113,12 @@ int sdlive_new(sdlive **ret, const sdlive_options *opts);
  * No other thread may use the handle (or its progress loops) meanwhile. */
 sdlive *sdlive_free(sdlive *d);
 
-/* > 0 when NOTIFY_SOCKET names a usable socket (the process is supervised);
- * 0 when it is unset; -EINVAL when it is malformed or too long,
- * -EAFNOSUPPORT when it is neither a path nor an abstract "@name". */
+/* > 0 when NOTIFY_SOCKET names a socket address (the process is
+ * supervised); whether anything listens there shows only when a send
+ * fails (-ENOENT or -ECONNREFUSED). 0 when it is unset or empty, or in a
+ * process other than the handle's creator. -EINVAL when it is malformed or
+ * too long, -EAFNOSUPPORT when it is neither an absolute path nor an
+ * abstract "@name" (a relative path gives -EAFNOSUPPORT). */
 int sdlive_supervised(const sdlive *d);
 
 /* ------------------------------------------------------------------ */
@@ -155,15 +184,22 @@ int sdlive_notify_fdstore_remove(sdlive *d, const char *name);
 /* ------------------------------------------------------------------ */
 
 /* > 0 and *ret_usec = WatchdogSec when armed; 0 when not armed
- * (WATCHDOG_USEC unset, or WATCHDOG_PID names another process);
+ * (WATCHDOG_USEC unset, WATCHDOG_PID names another process, not supervised,
+ * or called in a process other than the handle's creator);
  * -EINVAL when WATCHDOG_USEC or WATCHDOG_PID was malformed, zero or
- * negative; -ERANGE when WATCHDOG_USEC overflowed or was infinite.
+ * negative; -ERANGE when WATCHDOG_USEC overflowed, was "infinity" or was
+ * below SDLIVE_WATCHDOG_MIN_USEC. Digits only: no sign, blank or suffix.
  * ret_usec may be NULL. */
 int sdlive_watchdog_enabled(const sdlive *d, uint64_t *ret_usec);
 
 /* Sends WATCHDOG=1 if a keepalive is due. Call it as often as you like from
  * any thread: across all threads at most one keepalive goes out per pet
- * interval. When not due it costs one clock read and a compare.
+ * interval. When not due it costs one clock read and a compare: a
+ * CLOCK_MONOTONIC_COARSE read when the interval is at least 100 times that
+ * clock's resolution (400 ms at the usual 4 ms), with the precise clock
+ * read in the last 4 resolutions before each deadline, so the coarse clock
+ * makes a keepalive late only if a kernel tick is itself that late;
+ * otherwise a CLOCK_MONOTONIC read.
  * While a registered progress loop is stalled the keepalive is withheld
  * (returns 0). Not async-signal-safe. */
 int sdlive_pet_watchdog(sdlive *d);
@@ -173,7 +209,8 @@ int sdlive_watchdog_trigger(sdlive *d);
 
 /* Sends WATCHDOG_USEC= (arming the watchdog at that timeout) and, unless the
  * pet interval was overridden, re-derives it as usec / 6.
- * -EINVAL for 0 or UINT64_MAX. */
+ * -EINVAL for 0 or UINT64_MAX, -ERANGE below SDLIVE_WATCHDOG_MIN_USEC or not
+ * longer than an overridden interval. */
 int sdlive_watchdog_set_timeout(sdlive *d, uint64_t usec);
 
 /* Current pet interval; 0 when pets are not tracked. */
@@ -205,8 +242,9 @@ enum {
         SDLIVE_WAKE_FD = 2,      /* the fd is ready (sdlive_wait_fd only) */
 };
 
-/* Sleeps for usec, petting the watchdog whenever a keepalive is due and
- * waking for nothing else: no fixed tick. Returns SDLIVE_WAKE_TIMEOUT, or
+/* Sleeps for usec, petting the watchdog whenever a keepalive is due (at
+ * once when a stalled progress loop beats again) and waking for nothing
+ * else: no fixed tick. Returns SDLIVE_WAKE_TIMEOUT, or
  * SDLIVE_WAKE_STOP within a millisecond of a stop request (at once if one is
  * already pending), or -errno. UINT64_MAX sleeps until stopped. */
 int sdlive_idle(sdlive *d, uint64_t usec);

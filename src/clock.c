@@ -35,6 +35,7 @@ void sdlive_clock_override(sdlive *d, const sdlive_clock_ops *ops, void *userdat
         atomic_store(&d->last_pet, sdlive_now(d));
         if (atomic_load(&d->next_due) != SDLIVE_NOT_TRACKED)
                 atomic_store(&d->next_due, 0);
+        sdlive_watchdog_clock_changed(d);
 }
 
 uint64_t sdlive_clock_now(const sdlive *d) {

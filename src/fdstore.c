@@ -42,7 +42,7 @@ SDLIVE_EXPORT int sdlive_notify_fdstore(sdlive *d, const int *fds, size_t n_fds,
                 return -EINVAL;
         if (flags & ~(unsigned) SDLIVE_FDSTORE_NO_POLL)
                 return -EINVAL;
-        if (!d || d->notify_fd < 0)
+        if (!sdlive_notify_usable(d))
                 return 0;
 
         len = snprintf(msg, sizeof(msg), "FDSTORE=1%s%s%s", name ? "\nFDNAME=" : "",
@@ -56,7 +56,7 @@ SDLIVE_EXPORT int sdlive_notify_fdstore_remove(sdlive *d, const char *name) {
 
         if (!sdlive_fdname_valid(name))
                 return -EINVAL;
-        if (!d || d->notify_fd < 0)
+        if (!sdlive_notify_usable(d))
                 return 0;
         len = snprintf(msg, sizeof(msg), "FDSTOREREMOVE=1\nFDNAME=%s", name);
         return sdlive_notify_send(d, msg, (size_t) len);

@@ -5,6 +5,10 @@
  * A stop request sets a flag and writes an eventfd that is never drained, so
  * every current and future wait wakes at once; write(2) is
  * async-signal-safe, so a signal handler may request the stop.
+ *
+ * A second eventfd wakes sleepers when a keepalive becomes due before the
+ * time they went to sleep for (a stalled loop beat again); the pet that
+ * sends it drains it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -62,6 +66,9 @@ int sdlive_stop_init(sdlive *d) {
         d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (d->stop_fd < 0)
                 return -errno;
+        d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (d->wake_fd < 0)
+                return -errno;
         if (d->flags & SDLIVE_HANDLE_SIGNALS)
                 return install_signal_handlers(d);
         return 0;
@@ -72,6 +79,25 @@ void sdlive_stop_done(sdlive *d) {
         if (d->stop_fd >= 0)
                 (void) close(d->stop_fd);
         d->stop_fd = -1;
+        if (d->wake_fd >= 0)
+                (void) close(d->wake_fd);
+        d->wake_fd = -1;
+}
+
+void sdlive_wake_sleepers(sdlive *d) {
+        uint64_t one = 1;
+
+        if (d->wake_fd < 0 || atomic_exchange(&d->wake_pending, true))
+                return;
+        (void) !write(d->wake_fd, &one, sizeof(one));
+}
+
+void sdlive_wake_drain(sdlive *d) {
+        uint64_t n;
+
+        if (atomic_load_explicit(&d->wake_pending, memory_order_relaxed) &&
+            atomic_exchange(&d->wake_pending, false))
+                (void) !read(d->wake_fd, &n, sizeof(n));
 }
 
 SDLIVE_EXPORT int sdlive_request_stop(sdlive *d) {
@@ -80,9 +106,12 @@ SDLIVE_EXPORT int sdlive_request_stop(sdlive *d) {
         if (!d)
                 return 0;
         atomic_store(&d->stop_requested, 1);
-        /* Cannot fail short of EAGAIN on a counter near 2^64, which still
-         * leaves the fd readable. */
-        (void) !write(d->stop_fd, &one, sizeof(one));
+        /* The eventfd is shared with the parent after a fork: a child's
+         * request stops only the child (its sleeps check the flag each time
+         * they wake). Cannot fail short of EAGAIN on a counter near 2^64,
+         * which still leaves the fd readable. */
+        if (sdlive_owner(d))
+                (void) !write(d->stop_fd, &one, sizeof(one));
         return 0;
 }
 
@@ -93,8 +122,10 @@ SDLIVE_EXPORT int sdlive_stopping(const sdlive *d) {
 /* Sleeps until end, the stop, or fd readiness, waking early only when a
  * keepalive is due. */
 static int wait_until(sdlive *d, int fd, short events, uint64_t usec) {
-        struct pollfd fds[2];
-        nfds_t n = fd >= 0 ? 2 : 1;
+        struct pollfd fds[3];
+        /* A forked child's copy never pets, so it has no early keepalive to
+         * wake for (and must not drain the parent's wake-ups). */
+        nfds_t n = sdlive_owner(d) ? 3 : 2;
         uint64_t now = sdlive_now(d), end = sdlive_usec_add(now, usec);
 
         for (;;) {
@@ -115,7 +146,9 @@ static int wait_until(sdlive *d, int fd, short events, uint64_t usec) {
                         wake = due;
 
                 fds[0] = (struct pollfd) { .fd = d->stop_fd, .events = POLLIN };
+                /* fd < 0 is ignored by poll(). */
                 fds[1] = (struct pollfd) { .fd = fd, .events = events };
+                fds[2] = (struct pollfd) { .fd = d->wake_fd, .events = POLLIN };
                 r = sdlive_clock_poll(d, fds, n, wake == UINT64_MAX ? UINT64_MAX
                                                                     : sdlive_usec_sub(wake, now));
                 if (r == -EINTR)
@@ -124,11 +157,12 @@ static int wait_until(sdlive *d, int fd, short events, uint64_t usec) {
                         return r;
                 if (fds[0].revents)
                         return SDLIVE_WAKE_STOP;
-                if (n == 2 && fds[1].revents) {
+                if (fd >= 0 && fds[1].revents) {
                         if (fds[1].revents & POLLNVAL)
                                 return -EBADF;
                         return SDLIVE_WAKE_FD;
                 }
+                /* fds[2]: a keepalive became due early; the loop pets. */
         }
 }
 

@@ -62,6 +62,10 @@ int sdlive_notify_send(sdlive *d, const char *msg, size_t len) {
         return sdlive_notify_send_fds(d, msg, len, NULL, 0);
 }
 
+bool sdlive_notify_usable(const sdlive *d) {
+        return d && d->notify_fd >= 0 && sdlive_owner(d);
+}
+
 int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fds, size_t n_fds) {
         union {
                 struct cmsghdr align;
@@ -71,7 +75,7 @@ int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fd
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
         ssize_t n;
 
-        if (!d || d->notify_fd < 0)
+        if (!sdlive_notify_usable(d))
                 return 0;
         if (n_fds > SDLIVE_NOTIFY_FDS_MAX)
                 return -EINVAL;
@@ -172,7 +176,7 @@ SDLIVE_EXPORT int sdlive_notify_stopping(sdlive *d) {
 SDLIVE_EXPORT int sdlive_notify_reloading(sdlive *d) {
         char msg[64];
 
-        if (!d || d->notify_fd < 0)
+        if (!sdlive_notify_usable(d))
                 return 0;
         /* The manager compares MONOTONIC_USEC with its own CLOCK_MONOTONIC,
          * so this is the real clock even when a test injects another. */
@@ -188,7 +192,7 @@ SDLIVE_EXPORT int sdlive_notify_status(sdlive *d, const char *format, ...) {
 
         if (!format)
                 return -EINVAL;
-        if (!d || d->notify_fd < 0)
+        if (!sdlive_notify_usable(d))
                 return 0;
 
         va_start(ap, format);
@@ -226,7 +230,7 @@ SDLIVE_EXPORT int sdlive_notify_extend_timeout(sdlive *d, uint64_t usec) {
 }
 
 SDLIVE_EXPORT int sdlive_supervised(const sdlive *d) {
-        if (!d)
+        if (!d || !sdlive_owner(d))
                 return 0;
         if (d->notify_error)
                 return d->notify_error;

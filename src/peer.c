@@ -58,18 +58,22 @@ static uint64_t heartbeat_deadline(const sdlive_peer *p) {
 }
 
 SDLIVE_EXPORT int sdlive_peer_expired(const sdlive_peer *p) {
-        return p && sdlive_now(p->owner) >= expiry(p);
+        if (!p)
+                return -EINVAL;
+        return sdlive_now(p->owner) >= expiry(p);
 }
 
 SDLIVE_EXPORT int sdlive_peer_heartbeat_due(const sdlive_peer *p) {
-        return p && sdlive_now(p->owner) >= heartbeat_deadline(p);
+        if (!p)
+                return -EINVAL;
+        return sdlive_now(p->owner) >= heartbeat_deadline(p);
 }
 
 SDLIVE_EXPORT int sdlive_peer_poll_timeout(const sdlive_peer *p) {
         uint64_t now, next, wait_usec, ms;
 
         if (!p)
-                return -1;
+                return 0; /* poll() reads any negative timeout as "forever" */
         now = sdlive_now(p->owner);
         next = expiry(p);
         if (heartbeat_deadline(p) < next)

@@ -54,9 +54,9 @@ static const struct sdlive_progress *find_stalled(const sdlive *d, uint64_t now,
         return worst;
 }
 
-static void report_stall(sdlive *d, const struct sdlive_progress *p, uint64_t silence) {
-        char text[128], msg[SDLIVE_NOTIFY_MAX + 1];
-        size_t len;
+/* The STATUS= message naming a stalled loop. */
+static void stall_message(char *out, const struct sdlive_progress *p, uint64_t silence) {
+        char text[128];
 
         (void) snprintf(text, sizeof(text),
                         "Loop '%s' silent for %" PRIu64 ".%03" PRIu64 " s (limit %" PRIu64
@@ -65,39 +65,41 @@ static void report_stall(sdlive *d, const struct sdlive_progress *p, uint64_t si
                         silence % SDLIVE_USEC_PER_SEC / 1000,
                         p->max_silence_usec / SDLIVE_USEC_PER_SEC,
                         p->max_silence_usec % SDLIVE_USEC_PER_SEC / 1000);
-        len = sdlive_status_message(msg, text);
-        (void) sdlive_notify_send(d, msg, len);
-        if (d->flags & SDLIVE_TRIGGER_ON_STALL)
-                (void) sdlive_watchdog_trigger(d);
+        (void) sdlive_status_message(out, text);
 }
 
-static void report_recovery(sdlive *d) {
-        char msg[SDLIVE_NOTIFY_MAX + 1];
-        size_t len;
-
+/* The daemon's own last STATUS= message, or "". */
+static void last_status_message(sdlive *d, char *out) {
+        out[0] = '\0';
         (void) pthread_mutex_lock(&d->status_lock);
-        len = d->status[0] ? sdlive_status_message(msg, d->status) : 0;
+        if (d->status[0])
+                (void) sdlive_status_message(out, d->status);
         (void) pthread_mutex_unlock(&d->status_lock);
-        if (len)
-                (void) sdlive_notify_send(d, msg, len);
 }
 
-bool sdlive_progress_check(sdlive *d, uint64_t now) {
+sdlive_progress_verdict sdlive_progress_check(sdlive *d, uint64_t now, char *status) {
         const struct sdlive_progress *stalled;
+        sdlive_progress_verdict v = SDLIVE_PROGRESS_OK;
         uint64_t silence = 0;
 
+        status[0] = '\0';
         (void) pthread_mutex_lock(&d->progress_lock);
         stalled = find_stalled(d, now, &silence);
         atomic_store(&d->stalled_loop, (struct sdlive_progress *) stalled);
         if (stalled && !d->stall_reported) {
                 d->stall_reported = true;
-                report_stall(d, stalled, silence);
-        } else if (!stalled && d->stall_reported) {
+                stall_message(status, stalled, silence);
+                v = SDLIVE_PROGRESS_NEW_STALL;
+        } else if (stalled) {
+                v = SDLIVE_PROGRESS_STALLED;
+        } else if (d->stall_reported) {
                 d->stall_reported = false;
-                report_recovery(d);
+                v = SDLIVE_PROGRESS_RECOVERED;
         }
         (void) pthread_mutex_unlock(&d->progress_lock);
-        return stalled != NULL;
+        if (v == SDLIVE_PROGRESS_RECOVERED)
+                last_status_message(d, status);
+        return v;
 }
 
 SDLIVE_EXPORT int sdlive_progress_register(sdlive *d, const char *name,
@@ -135,12 +137,13 @@ SDLIVE_EXPORT void sdlive_progress_beat(sdlive_progress *p) {
         d = p->owner;
         atomic_store_explicit(&p->last_beat, sdlive_now(d), memory_order_release);
         /* A beat of the loop that keeps keepalives withheld makes the next
-         * pet due at once: a recovered daemon must not wait out another
-         * interval with the manager's timer already running low. Beats of
-         * healthy loops leave the schedule alone. */
-        if (atomic_load_explicit(&d->stalled_loop, memory_order_relaxed) == p &&
-            atomic_load_explicit(&d->next_due, memory_order_relaxed) != SDLIVE_NOT_TRACKED)
-                atomic_store_explicit(&d->next_due, 0, memory_order_relaxed);
+         * pet due at once, waking sleepers and the timerfd: a recovered
+         * daemon must not wait out another interval with the manager's
+         * timer already running low. Beats of healthy loops leave the
+         * schedule alone (one relaxed load). */
+        if (__builtin_expect(atomic_load_explicit(&d->stalled_loop, memory_order_relaxed) == p, 0) &&
+            atomic_exchange(&d->stalled_loop, NULL) == p)
+                sdlive_watchdog_hasten(d);
 }
 
 SDLIVE_EXPORT void sdlive_progress_park(sdlive_progress *p) {
@@ -156,8 +159,7 @@ SDLIVE_EXPORT sdlive_progress *sdlive_progress_unregister(sdlive_progress *p) {
         /* A stalled loop that goes away no longer withholds anything. */
         if (atomic_load(&p->owner->stalled_loop) == p) {
                 atomic_store(&p->owner->stalled_loop, NULL);
-                if (atomic_load(&p->owner->next_due) != SDLIVE_NOT_TRACKED)
-                        atomic_store(&p->owner->next_due, 0);
+                sdlive_watchdog_hasten(p->owner);
         }
         (void) pthread_mutex_unlock(&p->owner->progress_lock);
         return NULL;

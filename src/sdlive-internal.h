@@ -7,7 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include "clock.h"
 #include "sdlive.h"
@@ -17,6 +19,13 @@
 
 /* What systemd reads of one notification datagram. */
 #define SDLIVE_NOTIFY_MAX 4096
+
+/* The coarse clock serves the not-due test only for intervals at least this
+ * many times its resolution (4 ms ticks: intervals of 400 ms and more). */
+#define SDLIVE_COARSE_FACTOR 100
+/* How many resolutions the coarse clock may lag before a not-due answer
+ * could be wrong; the precise clock is read within that of each deadline. */
+#define SDLIVE_COARSE_SLACK 4
 
 /* next_due value meaning "pets are not tracked". */
 #define SDLIVE_NOT_TRACKED UINT64_MAX
@@ -34,6 +43,9 @@ struct sdlive_progress {
 
 struct sdlive {
         uint32_t flags;
+        /* The process that created the handle: the only one that speaks for
+         * the service (a forked child's copy is unsupervised). */
+        pid_t pid;
 
         /* Clock (clock.c). NULL ops: CLOCK_MONOTONIC and ppoll(). */
         const sdlive_clock_ops *clock_ops;
@@ -52,6 +64,10 @@ struct sdlive {
         bool interval_overridden;
         _Atomic uint64_t pet_interval;
         _Atomic uint64_t next_due;         /* SDLIVE_NOT_TRACKED when untracked */
+        /* > 0: the not-due test reads CLOCK_MONOTONIC_COARSE with this
+         * slack (SDLIVE_COARSE_SLACK resolutions); 0: the precise clock on
+         * every pet. */
+        _Atomic uint64_t coarse_slack;
         _Atomic uint64_t last_pet;         /* time of the last healthy pet */
         _Atomic int timer_fd;              /* created on demand, -1 before */
         pthread_mutex_t timer_lock;
@@ -59,6 +75,10 @@ struct sdlive {
         /* Stop (idle.c). */
         int stop_fd;                       /* eventfd, readable once stopping */
         volatile _Atomic int stop_requested;
+        /* eventfd that wakes sleepers when a keepalive became due early;
+         * drained by the pet that sends it. */
+        int wake_fd;
+        _Atomic bool wake_pending;
 
         /* Progress (progress.c). */
         pthread_mutex_t progress_lock;
@@ -76,7 +96,13 @@ struct sdlive {
 /* clock.c: poll(2) on the handle's clock. */
 int sdlive_clock_poll(const sdlive *d, struct pollfd *fds, nfds_t n, uint64_t timeout_usec);
 
+/* sdlive.c: true in the process that created d. A system call (getpid()),
+ * so kept off the not-due pet path. */
+bool sdlive_owner(const sdlive *d);
+
 /* notify.c */
+/* true when d may send: supervised and used by the process that created it. */
+bool sdlive_notify_usable(const sdlive *d);
 int sdlive_notify_open(sdlive *d, const char *socket_env);
 void sdlive_notify_close(sdlive *d);
 /* Sends msg as one datagram without blocking: 1 sent, 0 unsupervised, -errno. */
@@ -94,17 +120,34 @@ bool sdlive_fdname_valid(const char *name);
 /* watchdog.c */
 int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override);
 void sdlive_watchdog_done(sdlive *d);
+/* Makes a keepalive due now (while tracked): the timerfd and every thread
+ * sleeping in sdlive_idle()/sdlive_wait_fd() see it at once. */
+void sdlive_watchdog_hasten(sdlive *d);
+/* The handle's clock was replaced (clock.c). */
+void sdlive_watchdog_clock_changed(sdlive *d);
 
 /* idle.c */
 int sdlive_stop_init(sdlive *d);
 void sdlive_stop_done(sdlive *d);
+/* Wakes every sleeper once; drained by sdlive_wake_drain(). */
+void sdlive_wake_sleepers(sdlive *d);
+void sdlive_wake_drain(sdlive *d);
 
 /* progress.c */
 void sdlive_progress_init(sdlive *d);
 void sdlive_progress_done(sdlive *d);
-/* On the due-pet path: true when keepalives must be withheld now. Reports a
- * stall (STATUS=, optional WATCHDOG=trigger) once, and a recovery once. */
-bool sdlive_progress_check(sdlive *d, uint64_t now);
+/* What the due-pet path must do about progress; the check only answers,
+ * the watchdog acts. */
+typedef enum sdlive_progress_verdict {
+        SDLIVE_PROGRESS_OK,        /* every loop moves */
+        SDLIVE_PROGRESS_STALLED,   /* withhold; already reported */
+        SDLIVE_PROGRESS_NEW_STALL, /* withhold; report it now */
+        SDLIVE_PROGRESS_RECOVERED, /* send; report the recovery now */
+} sdlive_progress_verdict;
+/* On the due-pet path. For a new stall, status (SDLIVE_NOTIFY_MAX + 1 bytes)
+ * receives the STATUS= message naming the loop; for a recovery, the
+ * daemon's last STATUS= message (or ""). */
+sdlive_progress_verdict sdlive_progress_check(sdlive *d, uint64_t now, char *status);
 
 /* The handle's time: the hot path of every pet, so the real clock is a
  * direct vDSO call and only an injected clock costs an indirect one. */
@@ -112,6 +155,15 @@ static inline uint64_t sdlive_now(const sdlive *d) {
         if (__builtin_expect(d->clock_ops != NULL, 0))
                 return d->clock_ops->now(d->clock_userdata);
         return sdlive_clock_monotonic_usec();
+}
+
+/* CLOCK_MONOTONIC_COARSE in microseconds: the same time base as
+ * CLOCK_MONOTONIC, behind it by less than its resolution. */
+static inline uint64_t sdlive_clock_coarse_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
 /* Saturating helpers for microsecond arithmetic. */

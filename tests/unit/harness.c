@@ -290,6 +290,8 @@ static int fake_poll(void *userdata, struct pollfd *fds, nfds_t n, uint64_t time
 
         atomic_fetch_add(&c->polls, 1);
         harness_clock_collect(c);
+        if (c->on_poll)
+                c->on_poll(c, c->on_poll_arg);
         r = poll(fds, n, 0);
         if (r != 0)
                 return r < 0 ? -errno : r;

@@ -83,6 +83,10 @@ typedef struct harness_clock {
         _Atomic unsigned wakeups;
         _Atomic unsigned polls;
         harness_manager *watch;
+        /* Called at the start of every fake poll (after collecting), as if
+         * another thread acted while the caller sleeps. */
+        void (*on_poll)(struct harness_clock *c, void *arg);
+        void *on_poll_arg;
         unsigned n_sent;
         uint64_t sent_at[HARNESS_SENT_MAX];
         char sent[HARNESS_SENT_MAX][64];

@@ -168,8 +168,9 @@ static void test_bad_arguments(void **state) {
         assert_int_equal(sdlive_peer_new(NULL, 0, 0, &q), -EINVAL);
         assert_int_equal(sdlive_peer_new(f->d, 0, 0, NULL), -EINVAL);
         assert_null(sdlive_peer_free(NULL));
-        assert_int_equal(sdlive_peer_expired(NULL), 0);
-        assert_int_equal(sdlive_peer_heartbeat_due(NULL), 0);
+        assert_int_equal(sdlive_peer_expired(NULL), -EINVAL);
+        assert_int_equal(sdlive_peer_heartbeat_due(NULL), -EINVAL);
+        assert_int_equal(sdlive_peer_poll_timeout(NULL), 0);
 }
 
 int main(void) {

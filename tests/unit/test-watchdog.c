@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "harness.h"
+#include "sdlive-internal.h"
 
 #define SEC SDLIVE_USEC_PER_SEC
 #define MSEC SDLIVE_USEC_PER_MSEC
@@ -98,8 +100,40 @@ static void test_default_interval_microseconds(void **state) {
         assert_int_equal(sdlive_pet_interval(d), 10 * SEC);
         /* Not an integer number of seconds: no truncation to 0 or 1 s. */
         d = f->d = sdlive_free(f->d);
-        d = armed(f, 7, 0);
-        assert_int_equal(sdlive_pet_interval(d), 1);
+        d = armed(f, 7777, 0);
+        assert_int_equal(sdlive_pet_interval(d), 1296);
+}
+
+/* A WATCHDOG_USEC so small that its interval would be under a millisecond
+ * is refused: the watchdog stays off and a sleep does not spin. */
+static void test_watchdog_usec_floor(void **state) {
+        static const uint64_t refused[] = { 1, 5, 6, 7, 999, SDLIVE_WATCHDOG_MIN_USEC - 1 };
+        fixture *f = *state;
+        uint64_t usec = 0;
+
+        for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+                print_message("WATCHDOG_USEC=%" PRIu64 "\n", refused[i]);
+                harness_env_watchdog(refused[i]);
+                assert_int_equal(harness_new_fake(&f->d, NULL, &f->c), 0);
+                assert_int_equal(sdlive_watchdog_enabled(f->d, &usec), -ERANGE);
+                assert_int_equal(sdlive_pet_interval(f->d), 0);
+                atomic_store(&f->c.wakeups, 0);
+                assert_int_equal(sdlive_idle(f->d, 10 * SEC), SDLIVE_WAKE_TIMEOUT);
+                assert_int_equal(atomic_load(&f->c.wakeups), 1);
+                assert_int_equal(sdlive_watchdog_set_timeout(f->d, refused[i]), -ERANGE);
+                assert_int_equal(harness_drain(&f->m), 0);
+                f->d = sdlive_free(f->d);
+        }
+
+        harness_env_watchdog(SDLIVE_WATCHDOG_MIN_USEC);
+        assert_int_equal(harness_new_fake(&f->d, NULL, &f->c), 0);
+        assert_true(sdlive_watchdog_enabled(f->d, &usec) > 0);
+        assert_int_equal(sdlive_pet_interval(f->d), SDLIVE_PET_INTERVAL_MIN_USEC);
+        atomic_store(&f->c.wakeups, 0);
+        assert_int_equal(sdlive_idle(f->d, 10 * MSEC), SDLIVE_WAKE_TIMEOUT);
+        print_message("10 ms idle at the floor: %u wake-ups\n", atomic_load(&f->c.wakeups));
+        assert_true(atomic_load(&f->c.wakeups) <= 10);
+        assert_int_equal(harness_drain_count(&f->m, "WATCHDOG=1", NULL), 11);
 }
 
 static void test_override_interval(void **state) {
@@ -427,6 +461,84 @@ static void hammer_settle(hammer *h) {
                         sched_yield();
 }
 
+/* The not-due test on CLOCK_MONOTONIC_COARSE (interval >= 100 x its
+ * resolution) does not make a keepalive late by more than one resolution:
+ * before each pet the precise clock is read; a pet that then answers 0
+ * although that earlier reading was already past the deadline is a
+ * keepalive the coarse clock made late, by at least that much. It can
+ * happen only when a tick comes more than SDLIVE_COARSE_SLACK resolutions
+ * late. Real clock, one thread, 1.6 s. */
+static void test_coarse_never_late(void **state) {
+        fixture *f = *state;
+        struct timespec res;
+        uint64_t interval = 500 * MSEC, end, late = 0, worst = 0, worst_late = 0, calls = 0,
+                 sent = 0;
+
+        assert_int_equal(clock_getres(CLOCK_MONOTONIC_COARSE, &res), 0);
+        print_message("CLOCK_MONOTONIC_COARSE resolution %ld ns\n", res.tv_nsec);
+        if ((uint64_t) res.tv_nsec / 1000 * SDLIVE_COARSE_FACTOR > interval)
+                fail_msg("coarse resolution too large for this test's 500 ms interval");
+        harness_env_watchdog(6 * interval);
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        assert_true(atomic_load(&f->d->coarse_slack) > 0);
+
+        end = sdlive_clock_monotonic_usec() + 1600 * MSEC;
+        for (;;) {
+                uint64_t due = sdlive_watchdog_next_due(f->d);
+                uint64_t before = sdlive_clock_monotonic_usec();
+                int r;
+
+                if (before >= end)
+                        break;
+                r = sdlive_pet_watchdog(f->d);
+                calls++;
+                if (r > 0) {
+                        sent++;
+                        if (due > 0 && before > due && before - due > worst)
+                                worst = before - due;
+                } else if (before >= due) {
+                        late++;
+                        if (before - due > worst_late)
+                                worst_late = before - due;
+                }
+        }
+        print_message("%" PRIu64 " pets, %" PRIu64 " keepalives, %" PRIu64
+                      " not-due answers past the deadline (worst %" PRIu64
+                      " us), worst send %" PRIu64 " us after due\n",
+                      calls, sent, late, worst_late, worst);
+        /* The contract: never late by more than a resolution. And rare: a
+         * test on the coarse clock without the slack is wrong for ~1% of
+         * pets (those within a tick of a deadline). */
+        assert_true(worst_late <= (uint64_t) res.tv_nsec / 1000);
+        assert_true(late * 1000 <= calls);
+        assert_true(sent >= 3 && sent <= 5);
+        assert_int_equal(harness_drain_count(&f->m, "WATCHDOG=1", NULL), sent);
+}
+
+/* Short intervals and injected clocks read the precise clock every time. */
+static void test_coarse_threshold(void **state) {
+        fixture *f = *state;
+        struct timespec res;
+        uint64_t res_us;
+
+        assert_int_equal(clock_getres(CLOCK_MONOTONIC_COARSE, &res), 0);
+        res_us = ((uint64_t) res.tv_nsec + 999) / 1000;
+        harness_env_watchdog(6 * (SDLIVE_COARSE_FACTOR * res_us - 1));
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        assert_int_equal(atomic_load(&f->d->coarse_slack), 0);
+        f->d = sdlive_free(f->d);
+        harness_env_watchdog(6 * SDLIVE_COARSE_FACTOR * res_us);
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        assert_int_equal(atomic_load(&f->d->coarse_slack), SDLIVE_COARSE_SLACK * res_us);
+        sdlive_clock_override(f->d, &harness_fake_clock_ops, &f->c);
+        assert_int_equal(atomic_load(&f->d->coarse_slack), 0);
+        sdlive_clock_override(f->d, NULL, NULL);
+        assert_int_equal(atomic_load(&f->d->coarse_slack), SDLIVE_COARSE_SLACK * res_us);
+        /* WATCHDOG_USEC= from the daemon moves the interval and the choice. */
+        assert_true(sdlive_watchdog_set_timeout(f->d, 6 * res_us) > 0);
+        assert_int_equal(atomic_load(&f->d->coarse_slack), 0);
+}
+
 static void test_hammer_fake_clock(void **state) {
         fixture *f = *state;
         const unsigned intervals = 25, steps_per_interval = 4;
@@ -493,6 +605,9 @@ int main(int argc, char **argv) {
                 HARNESS_TEST(test_suppressed_inside_interval),
                 HARNESS_TEST(test_sends_at_boundary),
                 HARNESS_TEST(test_default_interval_microseconds),
+                HARNESS_TEST(test_watchdog_usec_floor),
+                HARNESS_TEST(test_coarse_never_late),
+                HARNESS_TEST(test_coarse_threshold),
                 HARNESS_TEST(test_override_interval),
                 HARNESS_TEST(test_override_not_shorter_than_watchdog),
                 HARNESS_TEST(test_pid_mismatch_and_match),

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* A handle belongs to the process that created it: a forked child's copy is
+ * unsupervised and unarmed, sends nothing, and cannot stop the parent. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define SEC SDLIVE_USEC_PER_SEC
+
+/* In the child: counts the calls that did not behave as unsupervised. */
+static int child_checks(sdlive *d, harness_clock *c) {
+        int bad = 0, p[2];
+        uint64_t usec = 0;
+
+#define EXPECT(call, want)                                                    \
+        do {                                                                  \
+                int r_ = (call);                                              \
+                if (r_ != (want)) {                                           \
+                        fprintf(stderr, "child: %s = %d, want %d\n", #call, r_, (want)); \
+                        bad++;                                                \
+                }                                                             \
+        } while (0)
+
+        if (pipe(p) < 0)
+                return 100;
+        EXPECT(sdlive_supervised(d), 0);
+        EXPECT(sdlive_watchdog_enabled(d, &usec), 0);
+        harness_clock_advance(c, 11 * SEC);
+        EXPECT(sdlive_pet_watchdog(d), 0);
+        harness_clock_advance(c, 11 * SEC);
+        EXPECT(sdlive_pet_watchdog(d), 0);
+        EXPECT(sdlive_notify_ready(d), 0);
+        EXPECT(sdlive_notify_stopping(d), 0);
+        EXPECT(sdlive_notify_reloading(d), 0);
+        EXPECT(sdlive_notify_status(d, "child %d", 1), 0);
+        EXPECT(sdlive_notify_errno(d, EIO), 0);
+        EXPECT(sdlive_notify_extend_timeout(d, SEC), 0);
+        EXPECT(sdlive_notify_fdstore(d, p, 1, "child", 0), 0);
+        EXPECT(sdlive_notify_fdstore_remove(d, "child"), 0);
+        EXPECT(sdlive_watchdog_trigger(d), 0);
+        EXPECT(sdlive_watchdog_set_timeout(d, 30 * SEC), 0);
+        /* The child's own stop: its sleeps end, the parent's do not. */
+        EXPECT(sdlive_request_stop(d), 0);
+        EXPECT(sdlive_stopping(d), 1);
+        EXPECT(sdlive_idle(d, SEC), SDLIVE_WAKE_STOP);
+#undef EXPECT
+        return bad;
+}
+
+static void test_forked_child_is_unsupervised(void **state) {
+        harness_fixture *f = *state;
+        uint64_t usec = 0;
+        int status;
+        pid_t pid;
+
+        harness_env_watchdog(60 * SEC);
+        assert_int_equal(harness_new_fake(&f->d, NULL, &f->c), 0);
+        assert_true(sdlive_pet_watchdog(f->d) > 0);
+        assert_int_equal(harness_drain_count(&f->m, "WATCHDOG=1", NULL), 1);
+
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(child_checks(f->d, &f->c));
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        /* Nothing the child did reached the manager. */
+        assert_int_equal(harness_drain(&f->m), 0);
+
+        /* The parent still speaks for the service, and was not stopped. */
+        assert_true(sdlive_supervised(f->d) > 0);
+        assert_true(sdlive_watchdog_enabled(f->d, &usec) > 0);
+        assert_int_equal(sdlive_stopping(f->d), 0);
+        assert_int_equal(sdlive_idle(f->d, 10 * SEC), SDLIVE_WAKE_TIMEOUT);
+        assert_int_equal(harness_drain_count(&f->m, "WATCHDOG=1", NULL), 1);
+        assert_true(sdlive_notify_ready(f->d) > 0);
+        assert_int_equal(harness_drain(&f->m), 1);
+}
+
+/* Outside systemd a child is as unsupervised as its parent. */
+static void test_child_of_unsupervised_parent(void **state) {
+        harness_fixture *f = *state;
+        int status;
+        pid_t pid;
+
+        unsetenv("NOTIFY_SOCKET");
+        assert_int_equal(harness_new_fake(&f->d, NULL, &f->c), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(sdlive_supervised(f->d) == 0 && sdlive_notify_ready(f->d) == 0 &&
+                      sdlive_pet_watchdog(f->d) == 0 ? 0 : 1);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                HARNESS_TEST(test_forked_child_is_unsupervised),
+                HARNESS_TEST(test_child_of_unsupervised_parent),
+        };
+
+        return cmocka_run_group_tests_name("fork", tests, NULL, NULL);
+}
