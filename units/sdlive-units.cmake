@@ -46,6 +46,14 @@ set(SDLIVE_UNIT_cluster_WATCHDOG_SEC ${SDLIVE_CLUSTER_WATCHDOG_SEC})
 # cannot reach leaves the lease to expire and does not fail the unit.
 set(SDLIVE_UNIT_cluster_STOP_POST_ARGS "--release-after-death --node %i")
 
+# Daemons that also ship a socket unit, sdlive-<d>.socket, rendered from
+# units/sdlive-<d>.socket.in: the manager holds their listening socket.
+set(SDLIVE_SOCKET_DAEMONS acceptor)
+# The acceptor keeps each client connection in the FD store, so a restart
+# does not drop it: room for all of them (CLIENTS_MAX in
+# examples/acceptor/clients.h).
+set(SDLIVE_UNIT_acceptor_EXTRA "FileDescriptorStoreMax=64")
+
 # sdlive_render_unit(<daemon> <output file> <executable path>)
 # Renders units/sdlive-daemon.service.in for one daemon. Hooks per daemon:
 # SDLIVE_UNIT_<d>_ARGS (appended to ExecStart=), SDLIVE_UNIT_<d>_EXTRA (lines
@@ -124,4 +132,11 @@ function(sdlive_unit_daemons_built out)
   set(${out} ${built} PARENT_SCOPE)
 endfunction()
 
+# sdlive_render_socket(<daemon> <output file>): renders the daemon's
+# units/sdlive-<daemon>.socket.in (see SDLIVE_SOCKET_DAEMONS).
+function(sdlive_render_socket daemon output)
+  configure_file(${SDLIVE_UNITS_DIR}/sdlive-${daemon}.socket.in ${output} @ONLY)
+endfunction()
+
+set(SDLIVE_UNITS_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(SDLIVE_UNITS_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/sdlive-daemon.service.in)
