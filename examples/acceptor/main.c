@@ -4,6 +4,11 @@
  * socket and answers "ping" with "pong". It never pets the watchdog — an
  * idle acceptor legitimately blocks forever — so its unit must not arm
  * WatchdogSec=. SIGTERM/SIGINT arrive on a signalfd in the same poll().
+ *
+ * A restart drops nothing: the listening socket comes from its socket unit
+ * (LISTEN_FDS) when there is one, and every client connection is kept in the
+ * manager's FD store and taken back by the next process (inherit.h,
+ * fdstore.h). On SIGTERM it leaves its connections to the store.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,28 +30,41 @@
 
 #include "cli.h"
 #include "clients.h"
+#include "fault.h"
+#include "fdstore.h"
+#include "inherit.h"
 #include "listener.h"
 #include "log.h"
 #include "supervision.h"
 
 #define STATUS_PERIOD_USEC SDLIVE_USEC_PER_SEC
+/* How soon to retry the FD store when the manager's queue was full. */
+#define FDSTORE_RETRY_USEC SDLIVE_USEC_PER_MSEC
 
 static void usage(void) {
         printf("Usage: %s [OPTION]...\n"
                "Answer \"ping\" with \"pong\" on a unix stream socket, one request per line.\n"
                "Never pets the watchdog: do not arm WatchdogSec= for it.\n"
                "\n"
-               "  --socket PATH   the socket to listen on, absolute (default:\n"
-               "                  $RUNTIME_DIRECTORY/acceptor.sock; its directory must exist)\n"
+               "  --socket PATH   the socket to listen on, absolute, when the manager passes\n"
+               "                  none (default: $RUNTIME_DIRECTORY/acceptor.sock; its\n"
+               "                  directory must exist)\n"
                "  -h, --help      show this help and exit\n"
                "  -V, --version   show the version and exit\n"
+               "\n"
+               "A listening socket passed by the manager under the name \"listen\"\n"
+               "(sdlive-acceptor.socket) is used instead of --socket. Client connections\n"
+               "are kept in the manager's FD store across restarts.\n"
+               "Fault injection: once the file named by $SDLIVE_WEDGE_FILE exists, the main\n"
+               "loop hangs; once the file named by $SDLIVE_CRASH_FILE exists, the next\n"
+               "request crashes the process (SIGSEGV) before it is answered.\n"
                "\n"
                "Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage.\n",
                program_invocation_short_name);
 }
 
-/* Returns the socket path, malloc()ed. */
-static char *parse_options(int argc, char **argv) {
+/* Returns the --socket value, or NULL. */
+static const char *parse_options(int argc, char **argv) {
         enum { OPT_SOCKET = 0x100 };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, OPT_SOCKET },
@@ -54,7 +74,6 @@ static char *parse_options(int argc, char **argv) {
         };
         const char *socket_path = NULL;
         struct address address;
-        char *path = NULL;
         int c;
 
         opterr = 0;
@@ -69,9 +88,16 @@ static char *parse_options(int argc, char **argv) {
                 }
         }
         cli_no_operands(argc, argv);
+        return socket_path;
+}
 
-        if (socket_path)
-                path = strdup(socket_path);
+/* The path to bind: the option, else $RUNTIME_DIRECTORY/acceptor.sock.
+ * malloc()ed. Exits on failure. */
+static char *socket_path_to_bind(const char *option) {
+        char *path = NULL;
+
+        if (option)
+                path = strdup(option);
         else {
                 char *runtime_dir = cli_systemd_dir("RUNTIME_DIRECTORY");
                 if (!runtime_dir)
@@ -85,6 +111,17 @@ static char *parse_options(int argc, char **argv) {
                 exit(EXIT_FAILURE);
         }
         return path;
+}
+
+/* The path a passed listening socket is bound to, for the logs. malloc()ed. */
+static char *socket_path_of(int fd) {
+        struct sockaddr_un sa;
+        socklen_t len = sizeof(sa);
+
+        if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0 || sa.sun_family != AF_UNIX ||
+            len <= offsetof(struct sockaddr_un, sun_path) || !sa.sun_path[0])
+                return strdup("a passed socket");
+        return strndup(sa.sun_path, len - offsetof(struct sockaddr_un, sun_path));
 }
 
 static uint64_t monotonic_usec(void) {
@@ -110,15 +147,23 @@ static int open_signalfd(void) {
         return fd;
 }
 
-static void accept_clients(int listen_fd, clients *c, uint64_t now) {
-        while (c->connected < CLIENTS_MAX) {
+/* Accepts while there is room, storing each connection at once: until it
+ * is in the store a crash drops it. Returns true while the store lags. */
+static bool accept_clients(int listen_fd, clients *c, sdlive *d, uint64_t now) {
+        for (;;) {
                 int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd < 0) {
                         if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                                 log_warning("accept: %s", strerror(errno));
-                        return;
+                        return false;
                 }
-                clients_add(c, fd, now);
+                if (clients_add(c, fd, now) < 0) {
+                        /* Cannot happen: poll() only offers the listener while a slot is free. */
+                        close(fd);
+                        return false;
+                }
+                if (fdstore_sync(c, d))
+                        return true;
         }
 }
 
@@ -131,105 +176,156 @@ static int poll_timeout_ms(uint64_t now, uint64_t deadline) {
         return ms > 60000 ? 60000 : (int) ms;
 }
 
+static bool room_for_one_more(const clients *c) {
+        for (unsigned i = 0; i < CLIENTS_MAX; i++)
+                if (c->slots[i].fd < 0 && c->slots[i].store != CLIENT_STORED)
+                        return true;
+        return false;
+}
+
 /* The event loop; returns the exit status once a stop signal arrives. */
-static int serve(sdlive *d, int signal_fd, int listen_fd, const char *path) {
+static int serve(sdlive *d, int signal_fd, int listen_fd, const char *path, clients *c,
+                 const fault_switch *wedge) {
         struct pollfd fds[2 + CLIENTS_MAX];
         uint64_t reported = UINT64_MAX, next_status = 0, next_expiry = UINT64_MAX;
-        clients c;
+        bool store_lags = fdstore_sync(c, d);
 
-        clients_init(&c);
         for (;;) {
+                /* The wedge, like the crash switch, waits until every
+                 * connection is in the store (see clients_init()). */
+                if (!store_lags)
+                        fault_switch_check(wedge);
                 uint64_t now = monotonic_usec();
                 uint64_t deadline = next_expiry;
 
+                if (store_lags && now + FDSTORE_RETRY_USEC < deadline)
+                        deadline = now + FDSTORE_RETRY_USEC;
+
                 /* STATUS= at most once per period, and only when it changed. */
-                if (c.requests != reported) {
+                if (c->requests != reported) {
                         if (now >= next_status) {
                                 sdlive_notify_status(d, "listening on %s; %llu requests served, %u clients connected",
-                                                     path, (unsigned long long) c.requests, c.connected);
-                                reported = c.requests;
+                                                     path, (unsigned long long) c->requests, c->connected);
+                                reported = c->requests;
                                 next_status = now + STATUS_PERIOD_USEC;
                         } else if (next_status < deadline)
                                 deadline = next_status;
                 }
 
                 fds[0] = (struct pollfd) { .fd = signal_fd, .events = POLLIN };
-                /* A full house leaves newcomers in the backlog until a slot frees. */
-                fds[1] = (struct pollfd) { .fd = c.connected < CLIENTS_MAX ? listen_fd : -1, .events = POLLIN };
-                unsigned n = clients_pollfds(&c, fds + 2);
+                /* A full house, or a store that lags, leaves newcomers in
+                 * the backlog until a slot frees. */
+                bool accepting = !store_lags && room_for_one_more(c);
+                fds[1] = (struct pollfd) { .fd = accepting ? listen_fd : -1, .events = POLLIN };
+                unsigned n = clients_pollfds(c, fds + 2);
 
                 if (poll(fds, 2 + n, poll_timeout_ms(now, deadline)) < 0) {
                         if (errno == EINTR)
                                 continue;
                         log_error("poll: %s", strerror(errno));
-                        clients_close_all(&c);
+                        clients_close_all(c);
+                        fdstore_sync(c, d);
                         return EXIT_FAILURE;
                 }
                 now = monotonic_usec();
                 if (fds[0].revents) {
                         struct signalfd_siginfo si;
                         if (read(signal_fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
-                                log_info("%s received, exiting", strsignal((int) si.ssi_signo));
-                                clients_close_all(&c);
+                                log_info("%s received, exiting; leaving %u connections to the FD store",
+                                         strsignal((int) si.ssi_signo), c->connected);
+                                fdstore_sync(c, d);
+                                clients_release_all(c);
                                 return EXIT_SUCCESS;
                         }
                 }
-                clients_dispatch(&c, fds + 2, n, now);
-                if (fds[1].revents)
-                        accept_clients(listen_fd, &c, now);
-                next_expiry = clients_expire(&c, now);
+                clients_dispatch(c, fds + 2, n, now);
+                next_expiry = clients_expire(c, now);
+                store_lags = fdstore_sync(c, d);
+                if (fds[1].revents && !store_lags)
+                        store_lags = accept_clients(listen_fd, c, d, now);
         }
 }
 
-/* Serves on path until stopped; returns the exit status. */
-static int run(const char *path) {
-        char *dir = strdup(path);
-        int signal_fd, listen_fd, status;
+/* Serves until stopped, on the passed listening socket if any, else on a
+ * socket it binds; returns the exit status. */
+static int run(inherited *in, const char *socket_option) {
+        char *path = NULL;
+        bool bound = in->listen_fd < 0;
+        int signal_fd, listen_fd = in->listen_fd, status;
+        fault_switch wedge;
+        clients c;
         sdlive *d;
 
-        if (!dir) {
-                log_error("out of memory");
-                return EXIT_FAILURE;
+        if (bound) {
+                path = socket_path_to_bind(socket_option);
+                char *dir = strdup(path);
+                if (!dir) {
+                        log_error("out of memory");
+                        free(path);
+                        return EXIT_FAILURE;
+                }
+                int r = cli_require_dir("socket directory", dirname(dir));
+                free(dir);
+                if (r < 0) {
+                        free(path);
+                        return EXIT_FAILURE;
+                }
+        } else {
+                path = socket_path_of(listen_fd);
+                if (!path) {
+                        log_error("out of memory");
+                        return EXIT_FAILURE;
+                }
+                if (socket_option)
+                        log_notice("--socket %s ignored: the manager passed a listening socket", socket_option);
         }
-        int r = cli_require_dir("socket directory", dirname(dir));
-        free(dir);
-        if (r < 0)
-                return EXIT_FAILURE;
 
         signal_fd = open_signalfd();
         /* No SDLIVE_HANDLE_SIGNALS and no sdlive_idle()/sdlive_wait_fd(): the
          * handle only talks to the manager, it never pets. */
-        if (supervision_start(&d, 0) < 0)
+        if (supervision_start(&d, 0) < 0) {
+                free(path);
                 return EXIT_FAILURE;
+        }
         if (sdlive_watchdog_enabled(d, NULL) > 0)
                 log_warning("the watchdog is armed but this daemon never pets: systemd will kill it; "
                             "remove WatchdogSec= from its unit");
+        fault_switch_init(&wedge, "acceptor main loop", NULL, "SDLIVE_WEDGE_FILE");
 
-        listen_fd = listener_open(path);
-        if (listen_fd < 0) {
-                sdlive_notify_errno(d, -listen_fd);
-                sdlive_free(d);
-                return EXIT_FAILURE;
+        if (bound) {
+                listen_fd = listener_open(path);
+                if (listen_fd < 0) {
+                        sdlive_notify_errno(d, -listen_fd);
+                        sdlive_free(d);
+                        free(path);
+                        return EXIT_FAILURE;
+                }
         }
-        log_info("listening on %s", path);
-        sdlive_notify_status(d, "listening on %s; 0 requests served", path);
+        clients_init(&c, getenv("SDLIVE_CRASH_FILE"));
+        unsigned adopted = inherit_adopt(in, &c, d, monotonic_usec());
+        log_info("listening on %s (%s); %u client connections taken back from the FD store", path,
+                 bound ? "bound here" : "passed by the manager", adopted);
+        sdlive_notify_status(d, "listening on %s; 0 requests served, %u clients connected", path, adopted);
         sdlive_notify_ready(d);
 
-        status = serve(d, signal_fd, listen_fd, path);
+        status = serve(d, signal_fd, listen_fd, path, &c, &wedge);
 
         sdlive_notify_stopping(d);
         close(listen_fd);
-        if (unlink(path) < 0 && errno != ENOENT)
+        if (bound && unlink(path) < 0 && errno != ENOENT)
                 log_warning("cannot remove %s: %s", path, strerror(errno));
         close(signal_fd);
         sdlive_free(d);
+        free(path);
         return status;
 }
 
 int main(int argc, char **argv) {
-        char *path = parse_options(argc, argv);
-        int status = run(path);
+        inherited in;
 
-        free(path);
-        return status;
+        /* First of all: the passed descriptors must not be taken for ours. */
+        inherit_collect(&in);
+        const char *socket_option = parse_options(argc, argv);
+
+        return run(&in, socket_option);
 }
