@@ -863,26 +863,34 @@ static void job_from_row(const PGresult *res, int row, struct store_job *j) {
         j->executions = (uint32_t) int_value(res, row, 6);
 }
 
-/* Statements of the batched job path, prepared once per connection.
+/* Statements of the batched job path, prepared once per connection and
+ * sent as one pipeline per batch (docs/store.md, "The batched job path").
  * Arrays travel as text literals ("{1,2,3}"), tokens as hex. */
-enum { JQ_FENCE, JQ_LOG, JQ_READ, JQ_COUNT, JQ_REQUEUE, JQ_CLAIM, JQ_N };
+enum { JQ_FENCE, JQ_RECORD, JQ_REQUEUE, JQ_CLAIM, JQ_LOG, JQ_N };
 
 static const char *const job_sql[JQ_N] = {
-        [JQ_FENCE] = "SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND generation = $3"
-                     " AND expires > clock_timestamp() FOR SHARE",
-        [JQ_LOG] = "INSERT INTO write_log (lease, holder, generation, at, what)"
-                   " VALUES ($1, $2, $3, " NOW_USEC ", $4)",
-        /* Row locks in key order: two batches never deadlock. */
-        [JQ_READ] = "SELECT r.i, j.status, j.attempt, coalesce(j.token = decode(r.token, 'hex'), false)"
-                    " FROM unnest($1::bigint[], $2::integer[], $3::text[]) WITH ORDINALITY"
-                    "  AS r (run, job, token, i)"
-                    " JOIN jobs j ON j.run = r.run AND j.job = r.job ORDER BY j.run, j.job FOR UPDATE OF j",
-        [JQ_COUNT] = "WITH c AS (SELECT * FROM unnest($1::bigint[], $2::integer[], $3::bigint[])"
-                     "  AS c (run, job, outcome)),"
-                     " u AS (UPDATE jobs j SET status = 'done', outcome = c.outcome,"
-                     "  executions = j.executions + 1 FROM c WHERE j.run = c.run AND j.job = c.job)"
-                     " UPDATE runs SET done_count = done_count + x.n"
-                     " FROM (SELECT run, count(*) AS n FROM c GROUP BY run) x WHERE runs.id = x.run",
+        /* Fails (division by zero) unless the lease is ours: the rest of
+         * the pipeline is then skipped. */
+        [JQ_FENCE] = "SELECT 1 / (SELECT count(*) FROM (SELECT 1 FROM leases WHERE name = $1 AND holder = $2"
+                     " AND generation = $3 AND expires > clock_timestamp() FOR SHARE) l)::integer",
+        /* Locks the jobs named (in key order: two batches never deadlock),
+         * completes each first RESULT of the current attempt with its token
+         * on a job not done, and returns what every RESULT found. */
+        [JQ_RECORD] = "WITH r AS (SELECT * FROM unnest($1::bigint[], $2::integer[], $3::integer[], $4::text[],"
+                      "  $5::bigint[]) WITH ORDINALITY AS r (run, job, attempt, token, outcome, i)),"
+                      " j AS (SELECT jobs.run, jobs.job, jobs.status, jobs.attempt, jobs.token FROM jobs"
+                      "  WHERE (jobs.run, jobs.job) IN (SELECT run, job FROM r)"
+                      "  ORDER BY jobs.run, jobs.job FOR UPDATE),"
+                      " c AS (SELECT DISTINCT ON (r.run, r.job) r.run, r.job, r.outcome FROM r"
+                      "  JOIN j ON j.run = r.run AND j.job = r.job WHERE j.attempt = r.attempt"
+                      "  AND j.token = decode(r.token, 'hex') AND j.status <> 'done' ORDER BY r.run, r.job, r.i),"
+                      " u AS (UPDATE jobs SET status = 'done', outcome = c.outcome,"
+                      "  executions = jobs.executions + 1 FROM c WHERE jobs.run = c.run AND jobs.job = c.job"
+                      "  RETURNING jobs.run),"
+                      " x AS (UPDATE runs SET done_count = done_count + n.n"
+                      "  FROM (SELECT run, count(*) AS n FROM u GROUP BY run) n WHERE runs.id = n.run)"
+                      " SELECT r.i, j.status, j.attempt, coalesce(j.token = decode(r.token, 'hex'), false)"
+                      " FROM r LEFT JOIN j ON j.run = r.run AND j.job = r.job",
         [JQ_REQUEUE] = "UPDATE jobs j SET status = 'pending'"
                        " FROM unnest($1::bigint[], $2::integer[], $3::integer[]) AS x (run, job, attempt)"
                        " WHERE j.run = x.run AND j.job = x.job AND j.attempt = x.attempt"
@@ -897,42 +905,108 @@ static const char *const job_sql[JQ_N] = {
                      "  token = t.token, claimed = " NOW_USEC
                      " FROM c JOIN t USING (i) WHERE j.run = c.run AND j.job = c.job"
                      " RETURNING j.run, j.job, j.attempt, encode(j.token, 'hex')",
+        [JQ_LOG] = "INSERT INTO write_log (lease, holder, generation, at, what)"
+                   " VALUES ($1, $2, $3, " NOW_USEC ", $4)",
 };
-static const int job_sql_params[JQ_N] = { 3, 4, 3, 3, 3, 3 };
+static const int job_sql_params[JQ_N] = { 3, 5, 3, 3, 4 };
 
-/* Runs kept statement `which` with text parameters. */
-static int job_query(struct store_pg *p, PGresult **ret, int which, const char *what,
-                     const char *const *values) {
+static void job_statement_name(char name[16], int which) {
+        snprintf(name, 16, "sdlive_job%d", which);
+}
+
+/* Prepares the job statements this connection does not have yet. */
+static int prepare_job_statements(struct store_pg *p) {
         char name[16];
         PGresult *res;
         int r = 0;
 
-        if (!p->conn)
-                return store_fail(&p->base, -ENOTCONN, "%s: not connected to the store", what);
-        snprintf(name, sizeof name, "sdlive_job%d", which);
-        if (!(p->job_prepared & 1u << which)) {
+        for (int which = 0; which < JQ_N; which++) {
+                if (p->job_prepared & 1u << which)
+                        continue;
+                job_statement_name(name, which);
                 if (!PQsendPrepare(p->conn, name, job_sql[which], job_sql_params[which], NULL)) {
-                        r = fail_conn(p, -ECONNRESET, what);
+                        r = fail_conn(p, -ECONNRESET, "prepare");
                         disconnect(p);
                         return r;
                 }
-                res = await_result(p, what, &r);
+                res = await_result(p, "prepare", &r);
                 if (!res)
                         return r;
-                r = check_result(p, res, what);
+                r = check_result(p, res, "prepare");
                 PQclear(res);
                 if (r < 0)
                         return r;
                 p->job_prepared |= 1u << which;
         }
-        if (!PQsendQueryPrepared(p->conn, name, job_sql_params[which], values, NULL, NULL, 0)) {
-                r = fail_conn(p, -ECONNRESET, what);
+        return 0;
+}
+
+static int send_job(struct store_pg *p, int which, const char *const *values) {
+        char name[16];
+
+        job_statement_name(name, which);
+        if (PQsendQueryPrepared(p->conn, name, job_sql_params[which], values, NULL, NULL, 0))
+                return 0;
+        return fail_conn(p, -ECONNRESET, "send");
+}
+
+/* The next result of the pipeline, waiting at most until deadline. NULL
+ * with *err = 0 is the end of one statement's results. */
+static PGresult *pipe_next(struct store_pg *p, uint64_t deadline, int *err) {
+        *err = 0;
+        while (PQisBusy(p->conn)) {
+                uint64_t now = monotonic_usec();
+                struct pollfd pfd = { .fd = PQsocket(p->conn), .events = POLLIN };
+
+                if (now >= deadline) {
+                        *err = store_fail(&p->base, -ETIMEDOUT, "job batch: no answer from the store within %llu ms",
+                                          (unsigned long long) ((p->lock_timeout_usec + QUERY_SLACK_USEC) / 1000));
+                        return NULL;
+                }
+                if (poll(&pfd, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR) {
+                        *err = store_fail(&p->base, -errno, "job batch: poll: %m");
+                        return NULL;
+                }
+                if (!PQconsumeInput(p->conn)) {
+                        *err = fail_conn(p, -ECONNRESET, "job batch");
+                        return NULL;
+                }
+        }
+        return PQgetResult(p->conn);
+}
+
+/* Takes one statement's result (and the NULL after it). Returns 0 with
+ * *ret to PQclear(), or < 0: the statement failed (the first failure of
+ * the pipeline has the reason; later statements were skipped). */
+static int pipe_take(struct store_pg *p, uint64_t deadline, const char *what, bool fence, PGresult **ret) {
+        PGresult *res, *end;
+        int r;
+
+        *ret = NULL;
+        res = pipe_next(p, deadline, &r);
+        if (!res) {
+                r = r < 0 ? r : fail_conn(p, -ECONNRESET, what);
                 disconnect(p);
                 return r;
         }
-        res = await_result(p, what, &r);
-        if (!res)
+        end = pipe_next(p, deadline, &r);
+        PQclear(end);
+        if (r < 0) {
+                PQclear(res);
+                disconnect(p);
                 return r;
+        }
+        if (PQresultStatus(res) == PGRES_PIPELINE_ABORTED) {
+                PQclear(res);
+                return -ECANCELED;
+        }
+        if (PQresultStatus(res) == PGRES_FATAL_ERROR && fence) {
+                const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+                if (state && strcmp(state, "22012") == 0) {
+                        PQclear(res);
+                        return -ESTALE;
+                }
+        }
         r = check_result(p, res, what);
         if (r < 0) {
                 PQclear(res);
@@ -942,15 +1016,24 @@ static int job_query(struct store_pg *p, PGresult **ret, int which, const char *
         return 0;
 }
 
-static int job_exec(struct store_pg *p, int which, const char *what, const char *const *values) {
-        PGresult *res;
-        int r = job_query(p, &res, which, what, values);
+/* Waits for the pipeline's sync point and leaves pipeline mode. */
+static int pipe_end(struct store_pg *p, uint64_t deadline) {
+        int r;
 
-        if (r < 0)
-                return r;
-        r = PQresultStatus(res) == PGRES_TUPLES_OK ? PQntuples(res) : atoi(PQcmdTuples(res));
-        PQclear(res);
-        return r;
+        for (;;) {
+                PGresult *res = pipe_next(p, deadline, &r);
+                if (r < 0)
+                        return r;
+                if (!res)
+                        continue;
+                ExecStatusType st = PQresultStatus(res);
+                PQclear(res);
+                if (st == PGRES_PIPELINE_SYNC)
+                        break;
+        }
+        if (!PQexitPipelineMode(p->conn))
+                return fail_conn(p, -EPROTO, "leave pipeline mode");
+        return 0;
 }
 
 static void hex_token(char out[2 * STORE_TOKEN_SIZE + 1], const uint8_t *t) {
@@ -965,97 +1048,122 @@ static void unhex_token(uint8_t *t, const char *hex) {
         }
 }
 
-/* Array literals, built with open_memstream(). */
-struct arrays {
-        FILE *f[3];
-        char *text[3];
-        size_t len[3];
+/* The parameters of one batch: array literals built with open_memstream(). */
+enum { A_RUN, A_JOB, A_ATTEMPT, A_TOKEN, A_OUTCOME, A_RQ_RUN, A_RQ_JOB, A_RQ_ATTEMPT, A_N };
+
+struct batch_text {
+        FILE *f[A_N];
+        char *text[A_N];
+        size_t len[A_N];
+        char **claim_tokens; /* one literal per claim request */
+        char (*claim_want)[16];
+        char gen[24];
 };
 
-static int arrays_open(struct store_pg *p, struct arrays *a, int n) {
-        *a = (struct arrays) { 0 };
-        for (int i = 0; i < n; i++) {
-                a->f[i] = open_memstream(&a->text[i], &a->len[i]);
-                if (!a->f[i])
+static void batch_text_free(struct batch_text *t, size_t n_claims) {
+        for (int i = 0; i < A_N; i++) {
+                if (t->f[i])
+                        fclose(t->f[i]);
+                free(t->text[i]);
+        }
+        if (t->claim_tokens)
+                for (size_t i = 0; i < n_claims; i++)
+                        free(t->claim_tokens[i]);
+        free(t->claim_tokens);
+        free(t->claim_want);
+}
+
+static void put(FILE *f, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(FILE *f, size_t i, const char *fmt, ...) {
+        va_list ap;
+
+        if (i)
+                fputc(',', f);
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+}
+
+static int batch_text_build(struct store_pg *p, const struct store_job_batch *b, struct batch_text *t) {
+        char hex[2 * STORE_TOKEN_SIZE + 1];
+        int r = 0;
+
+        for (int i = 0; i < A_N; i++) {
+                t->f[i] = open_memstream(&t->text[i], &t->len[i]);
+                if (!t->f[i])
                         return store_fail(&p->base, -ENOMEM, "out of memory");
-                fputc('{', a->f[i]);
+                fputc('{', t->f[i]);
+        }
+        for (size_t i = 0; i < b->n_results; i++) {
+                const struct store_result *x = &b->results[i];
+                bool bad = x->status < 0;
+                hex_token(hex, x->token);
+                put(t->f[A_RUN], i, "%llu", (unsigned long long) (bad ? 0 : x->run));
+                put(t->f[A_JOB], i, "%u", bad ? 0 : x->job);
+                put(t->f[A_ATTEMPT], i, "%u", bad ? 0 : x->attempt);
+                put(t->f[A_TOKEN], i, "%s", hex);
+                put(t->f[A_OUTCOME], i, "%lld", (long long) x->outcome);
+        }
+        for (size_t i = 0; i < b->n_requeues; i++) {
+                const struct store_requeue *x = &b->requeues[i];
+                put(t->f[A_RQ_RUN], i, "%llu", (unsigned long long) x->run);
+                put(t->f[A_RQ_JOB], i, "%u", x->job);
+                put(t->f[A_RQ_ATTEMPT], i, "%u", x->attempt);
+        }
+        for (int i = 0; i < A_N; i++) {
+                fputc('}', t->f[i]);
+                if (fclose(t->f[i]) != 0)
+                        r = store_fail(&p->base, -ENOMEM, "out of memory");
+                t->f[i] = NULL;
+        }
+        if (r < 0)
+                return r;
+        t->claim_tokens = calloc(b->n_claims + 1, sizeof(char *));
+        t->claim_want = calloc(b->n_claims + 1, sizeof(*t->claim_want));
+        if (!t->claim_tokens || !t->claim_want)
+                return store_fail(&p->base, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < b->n_claims; i++) {
+                const struct store_claim_request *c = &b->claims[i];
+                size_t len;
+                FILE *f = open_memstream(&t->claim_tokens[i], &len);
+                if (!f)
+                        return store_fail(&p->base, -ENOMEM, "out of memory");
+                fputc('{', f);
+                for (unsigned k = 0; k < c->want; k++) {
+                        hex_token(hex, c->out[k].token);
+                        put(f, k, "%s", hex);
+                }
+                fputc('}', f);
+                if (fclose(f) != 0)
+                        return store_fail(&p->base, -ENOMEM, "out of memory");
+                snprintf(t->claim_want[i], sizeof(t->claim_want[i]), "%u", c->want);
         }
         return 0;
 }
 
-static int arrays_close(struct store_pg *p, struct arrays *a) {
-        int r = 0;
-
-        for (int i = 0; i < 3; i++)
-                if (a->f[i]) {
-                        fputc('}', a->f[i]);
-                        if (fclose(a->f[i]) != 0)
-                                r = store_fail(&p->base, -ENOMEM, "out of memory");
-                        a->f[i] = NULL;
-                }
-        return r;
-}
-
-static void arrays_free(struct arrays *a) {
-        for (int i = 0; i < 3; i++) {
-                if (a->f[i])
-                        fclose(a->f[i]);
-                free(a->text[i]);
-        }
-}
-
-static void sep(FILE *f, size_t i) {
-        if (i)
-                fputc(',', f);
-}
-
-/* Reads and locks the jobs the RESULTs name and classifies each; returns
- * how many count. */
-static int classify_results(struct store_pg *p, struct store_job_batch *b) {
-        char hex[2 * STORE_TOKEN_SIZE + 1];
-        struct arrays a;
-        PGresult *res;
-        size_t n = 0;
-        int r, counted = 0;
-
-        if ((r = arrays_open(p, &a, 3)) < 0)
-                goto out;
-        for (size_t i = 0; i < b->n_results; i++) {
-                const struct store_result *x = &b->results[i];
-                hex_token(hex, x->token);
-                sep(a.f[0], i), sep(a.f[1], i), sep(a.f[2], i);
-                fprintf(a.f[0], "%llu", (unsigned long long) (x->status < 0 ? 0 : x->run));
-                fprintf(a.f[1], "%u", x->status < 0 ? 0 : x->job);
-                fprintf(a.f[2], "%s", hex);
+/* What the RESULTs found; the same job twice in one batch counts once. */
+static void read_record(const PGresult *res, struct store_job_batch *b) {
+        for (size_t i = 0; i < b->n_results; i++)
                 if (b->results[i].status == 0)
-                        b->results[i].status = -ENOENT; /* unless the row is found */
-        }
-        if ((r = arrays_close(p, &a)) < 0)
-                goto out;
-        r = job_query(p, &res, JQ_READ, "read jobs", (const char *const[]) { a.text[0], a.text[1], a.text[2] });
-        if (r < 0)
-                goto out;
-        n = (size_t) PQntuples(res);
-        for (size_t row = 0; row < n; row++) {
-                size_t i = (size_t) int_value(res, (int) row, 0) - 1;
+                        b->results[i].status = -ENOENT; /* unless its row is found */
+        for (int row = 0; row < PQntuples(res); row++) {
+                size_t i = (size_t) int_value(res, row, 0) - 1;
                 struct store_result *x;
-                uint32_t attempt = (uint32_t) int_value(res, (int) row, 2);
-                if (i >= b->n_results)
+                if (i >= b->n_results || PQgetisnull(res, row, 1) || b->results[i].status != -ENOENT)
                         continue;
                 x = &b->results[i];
+                uint32_t attempt = (uint32_t) int_value(res, row, 2);
                 if (x->attempt > attempt)
                         x->status = -EINVAL;
                 else if (x->attempt < attempt)
                         x->status = STORE_RECORD_STALE_ATTEMPT;
-                else if (!bool_value(res, (int) row, 3))
+                else if (!bool_value(res, row, 3))
                         x->status = -EPERM;
-                else if (strcmp(PQgetvalue(res, (int) row, 1), "done") == 0)
+                else if (strcmp(PQgetvalue(res, row, 1), "done") == 0)
                         x->status = STORE_RECORD_DUPLICATE;
                 else
                         x->status = STORE_RECORD_COUNTED;
         }
-        PQclear(res);
-        /* The same job twice in one batch counts once. */
         for (size_t i = 0; i < b->n_results; i++) {
                 if (b->results[i].status != STORE_RECORD_COUNTED)
                         continue;
@@ -1065,60 +1173,11 @@ static int classify_results(struct store_pg *p, struct store_job_batch *b) {
                                 b->results[i].status = STORE_RECORD_DUPLICATE;
                                 break;
                         }
-                counted += b->results[i].status == STORE_RECORD_COUNTED;
+                b->counted += b->results[i].status == STORE_RECORD_COUNTED;
         }
-        r = counted;
-out:
-        arrays_free(&a);
-        return r;
 }
 
-static int count_results(struct store_pg *p, struct store_job_batch *b) {
-        struct arrays a;
-        size_t n = 0;
-        int r;
-
-        if ((r = arrays_open(p, &a, 3)) < 0)
-                goto out;
-        for (size_t i = 0; i < b->n_results; i++) {
-                const struct store_result *x = &b->results[i];
-                if (x->status != STORE_RECORD_COUNTED)
-                        continue;
-                sep(a.f[0], n), sep(a.f[1], n), sep(a.f[2], n);
-                fprintf(a.f[0], "%llu", (unsigned long long) x->run);
-                fprintf(a.f[1], "%u", x->job);
-                fprintf(a.f[2], "%lld", (long long) x->outcome);
-                n++;
-        }
-        if ((r = arrays_close(p, &a)) < 0)
-                goto out;
-        r = job_exec(p, JQ_COUNT, "record outcomes", (const char *const[]) { a.text[0], a.text[1], a.text[2] });
-        if (r >= 0)
-                b->counted = (unsigned) n;
-out:
-        arrays_free(&a);
-        return r;
-}
-
-static int requeue_batch(struct store_pg *p, struct store_job_batch *b) {
-        struct arrays a;
-        PGresult *res;
-        int r;
-
-        if ((r = arrays_open(p, &a, 3)) < 0)
-                goto out;
-        for (size_t i = 0; i < b->n_requeues; i++) {
-                const struct store_requeue *x = &b->requeues[i];
-                sep(a.f[0], i), sep(a.f[1], i), sep(a.f[2], i);
-                fprintf(a.f[0], "%llu", (unsigned long long) x->run);
-                fprintf(a.f[1], "%u", x->job);
-                fprintf(a.f[2], "%u", x->attempt);
-        }
-        if ((r = arrays_close(p, &a)) < 0)
-                goto out;
-        r = job_query(p, &res, JQ_REQUEUE, "requeue jobs", (const char *const[]) { a.text[0], a.text[1], a.text[2] });
-        if (r < 0)
-                goto out;
+static void read_requeue(const PGresult *res, struct store_job_batch *b) {
         for (int row = 0; row < PQntuples(res); row++)
                 for (size_t i = 0; i < b->n_requeues; i++)
                         if (!b->requeues[i].requeued && b->requeues[i].run == (uint64_t) int_value(res, row, 0) &&
@@ -1127,85 +1186,151 @@ static int requeue_batch(struct store_pg *p, struct store_job_batch *b) {
                                 b->requeued++;
                                 break;
                         }
-        PQclear(res);
-out:
-        arrays_free(&a);
-        return r;
 }
 
-/* Claims for one worker; > 0 when jobs may remain, 0 when none is pending. */
-static int claim_batch(struct store_pg *p, struct store_claim_request *c) {
-        char hex[2 * STORE_TOKEN_SIZE + 1], want[16];
-        struct arrays a;
-        PGresult *res;
-        int r;
-
-        if ((r = arrays_open(p, &a, 1)) < 0)
-                goto out;
-        for (unsigned i = 0; i < c->want; i++) {
-                hex_token(hex, c->out[i].token);
-                sep(a.f[0], i);
-                fputs(hex, a.f[0]);
-        }
-        if ((r = arrays_close(p, &a)) < 0)
-                goto out;
-        snprintf(want, sizeof want, "%u", c->want);
-        r = job_query(p, &res, JQ_CLAIM, "claim jobs", (const char *const[]) { c->worker, a.text[0], want });
-        if (r < 0)
-                goto out;
+static void read_claim(const PGresult *res, struct store_claim_request *c) {
         c->got = (unsigned) PQntuples(res);
+        if (c->got > c->want)
+                c->got = c->want;
         for (unsigned i = 0; i < c->got; i++) {
                 c->out[i].run = (uint64_t) int_value(res, (int) i, 0);
                 c->out[i].job = (uint32_t) int_value(res, (int) i, 1);
                 c->out[i].attempt = (uint32_t) int_value(res, (int) i, 2);
                 unhex_token(c->out[i].token, PQgetvalue(res, (int) i, 3));
         }
+}
+
+/* Sends the whole batch as one pipeline (BEGIN, the fence, the RESULTs,
+ * the requeues, the claims) and reads what each statement did. */
+static int batch_round(struct store_pg *p, const struct store_fence *f, struct store_job_batch *b,
+                       struct batch_text *t, uint64_t deadline) {
+        PGresult *res;
+        int r = 0, first = 0;
+
+        if (!PQenterPipelineMode(p->conn))
+                return fail_conn(p, -EPROTO, "enter pipeline mode");
+        if (!PQsendQueryParams(p->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
+                r = fail_conn(p, -ECONNRESET, "begin transaction");
+        if (r >= 0)
+                r = send_job(p, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen });
+        if (r >= 0 && b->n_results)
+                r = send_job(p, JQ_RECORD, (const char *const[]) { t->text[A_RUN], t->text[A_JOB],
+                                                                   t->text[A_ATTEMPT], t->text[A_TOKEN],
+                                                                   t->text[A_OUTCOME] });
+        if (r >= 0 && b->n_requeues)
+                r = send_job(p, JQ_REQUEUE, (const char *const[]) { t->text[A_RQ_RUN], t->text[A_RQ_JOB],
+                                                                    t->text[A_RQ_ATTEMPT] });
+        for (size_t i = 0; r >= 0 && i < b->n_claims; i++)
+                if (b->claims[i].want)
+                        r = send_job(p, JQ_CLAIM, (const char *const[]) { b->claims[i].worker,
+                                                                          t->claim_tokens[i], t->claim_want[i] });
+        if (r >= 0 && !PQpipelineSync(p->conn))
+                r = fail_conn(p, -ECONNRESET, "send");
+        if (r < 0) {
+                disconnect(p);
+                return r;
+        }
+
+#define TAKE(what, then)                                           \
+        do {                                                       \
+                int t_ = pipe_take(p, deadline, what, false, &res); \
+                if (t_ == 0 && first == 0) {                       \
+                        then;                                      \
+                }                                                  \
+                if (t_ < 0 && first == 0)                          \
+                        first = t_;                                \
+                PQclear(res);                                      \
+                if (!p->conn)                                      \
+                        return first;                              \
+        } while (0)
+        TAKE("begin transaction", (void) 0);
+        r = pipe_take(p, deadline, "check lease", true, &res);
         PQclear(res);
-        r = c->got == c->want;
-out:
-        arrays_free(&a);
-        return r;
+        if (!p->conn)
+                return first < 0 ? first : r;
+        if (first == 0 && r < 0)
+                first = r;
+        if (b->n_results)
+                TAKE("record results", read_record(res, b));
+        if (b->n_requeues)
+                TAKE("requeue jobs", read_requeue(res, b));
+        for (size_t i = 0; i < b->n_claims; i++)
+                if (b->claims[i].want)
+                        TAKE("claim jobs", (read_claim(res, &b->claims[i]), b->claimed += b->claims[i].got));
+#undef TAKE
+        r = pipe_end(p, deadline);
+        if (r < 0) {
+                disconnect(p);
+                return r;
+        }
+        if (first == -ESTALE)
+                store_fail(&p->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
+                           f->lease, f->holder, (unsigned long long) f->generation);
+        return first;
+}
+
+/* The write-log row and COMMIT, one more pipeline. */
+static int log_and_commit(struct store_pg *p, const struct store_fence *f, const char *gen, const char *what,
+                          uint64_t deadline) {
+        PGresult *res;
+        int r = 0, first;
+
+        if (!PQenterPipelineMode(p->conn))
+                return fail_conn(p, -EPROTO, "enter pipeline mode");
+        r = send_job(p, JQ_LOG, (const char *const[]) { f->lease, f->holder, gen, what });
+        if (r >= 0 && !PQsendQueryParams(p->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0))
+                r = fail_conn(p, -ECONNRESET, "commit");
+        if (r >= 0 && !PQpipelineSync(p->conn))
+                r = fail_conn(p, -ECONNRESET, "send");
+        if (r < 0) {
+                disconnect(p);
+                return r;
+        }
+        first = pipe_take(p, deadline, "log write", false, &res);
+        PQclear(res);
+        if (!p->conn)
+                return first;
+        r = pipe_take(p, deadline, "commit", false, &res);
+        PQclear(res);
+        if (!p->conn)
+                return first < 0 ? first : r;
+        if (first == 0)
+                first = r;
+        r = pipe_end(p, deadline);
+        if (r < 0) {
+                disconnect(p);
+                return r;
+        }
+        return first;
 }
 
 static int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
         struct store_pg *p = to_pg(s);
-        char what[128], gen[24];
+        struct batch_text t = { 0 };
+        uint64_t deadline;
+        char what[128];
         int r;
 
-        if ((r = need_conn(p)) < 0 || (r = tx_begin(p)) < 0)
+        if ((r = need_conn(p)) < 0 || (r = prepare_job_statements(p)) < 0)
                 return r;
-        snprintf(gen, sizeof gen, "%llu", (unsigned long long) f->generation);
-        r = job_exec(p, JQ_FENCE, "check lease", (const char *const[]) { f->lease, f->holder, gen });
-        if (r == 0)
-                r = store_fail(&p->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
-                               f->lease, f->holder, (unsigned long long) f->generation);
+        snprintf(t.gen, sizeof t.gen, "%llu", (unsigned long long) f->generation);
+        r = batch_text_build(p, b, &t);
         if (r < 0)
-                return tx_abort(p, r);
-        if (b->n_results) {
-                r = classify_results(p, b);
-                if (r > 0)
-                        r = count_results(p, b);
-                if (r < 0)
-                        return tx_abort(p, r);
+                goto out;
+        deadline = monotonic_usec() + p->lock_timeout_usec + QUERY_SLACK_USEC;
+        r = batch_round(p, f, b, &t, deadline);
+        if (r < 0 || (!b->counted && !b->requeued && !b->claimed)) {
+                r = tx_abort(p, r < 0 ? r : 0);
+                goto out;
         }
-        if (b->n_requeues && (r = requeue_batch(p, b)) < 0)
-                return tx_abort(p, r);
-        r = 1;
-        for (size_t i = 0; i < b->n_claims && r > 0; i++) {
-                if (!b->claims[i].want)
-                        continue;
-                if ((r = claim_batch(p, &b->claims[i])) < 0)
-                        return tx_abort(p, r);
-                b->claimed += b->claims[i].got;
-        }
-        if (!b->counted && !b->requeued && !b->claimed)
-                return tx_abort(p, 0);
         snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
                  b->requeued, b->claimed);
-        r = job_exec(p, JQ_LOG, "log write", (const char *const[]) { f->lease, f->holder, gen, what });
+        r = log_and_commit(p, f, t.gen, what, deadline);
         if (r < 0)
-                return tx_abort(p, r);
-        return tx_commit(p);
+                r = tx_abort(p, r);
+out:
+        batch_text_free(&t, b->n_claims);
+        return r;
 }
 
 static int pg_run_begin(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {

@@ -926,7 +926,7 @@ static int job_step(struct store_sqlite *q, sqlite3_stmt *st, const char *what) 
 }
 
 static int job_run(struct store_sqlite *q, int which, const char *what) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r = job_stmt(q, which, &st);
 
         return r < 0 ? r : job_step(q, st, what);
@@ -940,7 +940,7 @@ static int job_tx_abort(struct store_sqlite *q, int r) {
 
 /* BEGIN IMMEDIATE and the lease check, with kept statements. */
 static int job_fence_begin(struct store_sqlite *q, const struct store_fence *f) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
         if ((r = job_run(q, JST_BEGIN, "begin transaction")) < 0)
@@ -962,7 +962,7 @@ static int job_fence_begin(struct store_sqlite *q, const struct store_fence *f) 
 
 /* The write-log row and COMMIT. */
 static int job_fence_commit(struct store_sqlite *q, const struct store_fence *f, const char *what) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
         if ((r = job_stmt(q, JST_LOG, &st)) < 0)
@@ -979,7 +979,7 @@ static int job_fence_commit(struct store_sqlite *q, const struct store_fence *f,
 }
 
 static int record_one(struct store_sqlite *q, struct store_result *x) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         const void *token;
         uint32_t attempt;
         bool done, token_ok;
@@ -1026,7 +1026,7 @@ static int record_one(struct store_sqlite *q, struct store_result *x) {
 }
 
 static int requeue_one(struct store_sqlite *q, struct store_requeue *x) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
         if ((r = job_stmt(q, JST_REQUEUE, &st)) < 0)
@@ -1042,7 +1042,7 @@ static int requeue_one(struct store_sqlite *q, struct store_requeue *x) {
 
 /* Claims for one worker; 1 when jobs may remain, 0 when none is pending. */
 static int claim_for(struct store_sqlite *q, struct store_claim_request *c) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
         while (c->got < c->want) {
@@ -1120,7 +1120,7 @@ static int sqlite_run_begin(struct store *s, const struct store_fence *f, uint32
 static int sqlite_run_fill(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max) {
         struct store_sqlite *q = to_sqlite(s);
         int64_t total, next, n;
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         char what[96];
         int r;
 
@@ -1155,7 +1155,7 @@ static int sqlite_run_fill(struct store *s, const struct store_fence *f, uint64_
 static int sqlite_job_claim(struct store *s, const struct store_fence *f, uint64_t run,
                             const char *worker, struct store_job *ret) {
         struct store_sqlite *q = to_sqlite(s);
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         char what[128];
         int r;
 
@@ -1214,7 +1214,7 @@ static int sqlite_job_record(struct store *s, const struct store_fence *f, uint6
                              uint32_t job, uint32_t attempt, int64_t outcome) {
         struct store_sqlite *q = to_sqlite(s);
         struct store_job cur = { 0 };
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         char what[128];
         int r, result;
 
@@ -1266,7 +1266,7 @@ static int sqlite_job_record(struct store *s, const struct store_fence *f, uint6
 
 static int sqlite_runs_summary(struct store *s, struct store_run_summary *out, size_t max) {
         struct store_sqlite *q = to_sqlite(s);
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         size_t n = 0;
         int r;
 
@@ -1300,7 +1300,7 @@ static int sqlite_runs_summary(struct store *s, struct store_run_summary *out, s
 
 static int sqlite_job_oldest_in_flight(struct store *s, struct store_job *ret, int64_t *claimed_usec) {
         struct store_sqlite *q = to_sqlite(s);
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
         if ((r = need_db(q)) < 0)
@@ -1320,7 +1320,7 @@ static int sqlite_job_oldest_in_flight(struct store *s, struct store_job *ret, i
 
 static int sqlite_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret) {
         struct store_sqlite *q = to_sqlite(s);
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
         if ((r = need_db(q)) < 0)
@@ -1340,7 +1340,7 @@ static int sqlite_job_read(struct store *s, uint64_t run, uint32_t job, struct s
 
 static int sqlite_run_read(struct store *s, uint64_t run, struct store_run *ret) {
         struct store_sqlite *q = to_sqlite(s);
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
         if ((r = need_db(q)) < 0)
@@ -1372,7 +1372,7 @@ static int sqlite_run_read(struct store *s, uint64_t run, struct store_run *ret)
 
 static int sqlite_runs_unfinished(struct store *s, uint64_t *ids, size_t max) {
         struct store_sqlite *q = to_sqlite(s);
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         size_t n = 0;
         int r;
 
