@@ -4,8 +4,10 @@
  * leads and coordinates, one stands by) and W sdlive-worker daemons share
  * a SQLite store; a run of N jobs goes through while this driver injects
  * faults mid-run, then checks the store: every job done, the done count
- * exactly N, at least one job redelivered (the redelivery path ran), no
- * overlap of two leaders' writes.
+ * exactly N, no RESULT judged a duplicate in any leader's term (each
+ * attempt's RESULT is sent once, so a duplicate means a job was counted by a
+ * superseded attempt), at least one job redelivered (the redelivery path
+ * ran), no overlap of two leaders' writes.
  *
  *   jobs-faults --cluster BIN --worker BIN --scenario NAME [--runs K]
  *               [--seed S] [--jobs N] [--workers W] [--payload P] [--store URL]
@@ -15,9 +17,13 @@
  * SIGCONT later, its late RESULTs are harmless), wedge (the worker's main
  * loop hangs; this driver stands in for the watchdog: SIGKILL and restart),
  * failover (SIGKILL the leader), failover-stop (SIGSTOP the leader until the
- * standby leads, then SIGCONT: its writes are fenced), random (1-3 of the
- * above per run from a seeded generator; SDLIVE_FAULT_SEED overrides
- * --seed). Times are scaled: worker timeout 1 s, heartbeats 300 ms, lease 2 s.
+ * standby leads, then SIGCONT: at least one of its writes is rejected by the
+ * fence), random (1-3 of the above per run from a seeded generator, with
+ * N x 2 x faults jobs; SDLIVE_FAULT_SEED overrides --seed). Times are scaled: worker timeout 1 s,
+ * heartbeats 300 ms, lease 2 s. A fault that did not take effect (the worker
+ * held no job, no leader to hit, the paused leader kept the store locked or
+ * made no write) is undone and taken again, up to FAULT_TRIES times; then
+ * the run fails.
  * --store shares one store (PostgreSQL) across the rounds: each round checks
  * the run it created. Exit status 0 when every run passed.
  */
@@ -46,6 +52,21 @@
  * coordinator's poll), plus scheduling and this driver's own polling. */
 #define REAP_SLACK_MS 250
 #define RUN_DEADLINE_MS 120000
+#define LEASE_MS 2000
+#define ELECTION_POLL_MS 100
+#define FAULT_TRIES 3
+#define FAULTS_PER_RUN 3
+/* A fault that found its run complete is taken again in the next run;
+ * runs added at the end for them, at most: */
+#define EXTRA_RUNS_MAX 10
+#define CARRIED_MAX 16
+/* What a leader's coordinator logs when the fence rejected one of its writes. */
+#define FENCE_REJECTED "the lease is no longer ours"
+/* What a SQLite standby logs when a frozen leader kept the write lock. */
+#define STORE_LOCKED "stayed locked"
+/* What a leader logs when its term begins, and its verdicts when it ends. */
+#define ELECTED "elected: leading with generation"
+#define TERM_OVER "coordinator: term over: "
 
 enum fault { KILL_WORKER, STOP_WORKER, WEDGE_WORKER, KILL_LEADER, STOP_LEADER, FAULT_KINDS };
 static const char *const fault_names[] = { "kill", "stop", "wedge", "failover", "failover-stop" };
@@ -66,8 +87,17 @@ struct options {
         uint64_t seed;
 };
 
+/* One fault of a run's schedule: injected when the run is (10 + jitter +
+ * 25 x its place) percent done. */
+struct planned {
+        enum fault fault;
+        unsigned target, jitter;
+};
+
 struct totals {
         unsigned runs, failed;
+        struct planned carried[CARRIED_MAX]; /* faults the next run takes again */
+        unsigned pending, carried_total;
         uint64_t lost, double_counted, redelivered, reexecuted;
         int64_t reap_max_ms, reap_sum_ms;
         unsigned reaps;
@@ -79,6 +109,7 @@ struct run {
         struct proc leaders[2], workers[WORKERS_MAX];
         struct store *store;
         uint64_t run; /* the run this round created */
+        unsigned leaders_killed;
         int64_t reap_max_ms;
         bool failed;
 };
@@ -190,8 +221,8 @@ static void make_leader(struct run *r, int i) {
         add_arg(p, "%s", o->cluster);
         add_arg(p, "--store=%s", r->url);
         add_arg(p, "--node=%s", p->name);
-        add_arg(p, "--lease=2s");
-        add_arg(p, "--election-poll=100ms");
+        add_arg(p, "--lease=%dms", LEASE_MS);
+        add_arg(p, "--election-poll=%dms", ELECTION_POLL_MS);
         add_arg(p, "--maintenance-interval=1h");
         add_arg(p, "--coordinator-socket=%s", r->sock[i]);
         add_arg(p, "--worker-timeout=%dms", TIMEOUT_MS);
@@ -259,6 +290,11 @@ static uint32_t done_count(struct run *r) {
         return store_run_read(r->store, r->run, &info) >= 0 ? info.done_count : 0;
 }
 
+/* The run is over: a fault now finds nothing in flight to hit. */
+static bool run_complete(struct run *r) {
+        return done_count(r) >= r->o->jobs;
+}
+
 static bool reached(struct run *r, void *arg) {
         return done_count(r) >= *(uint32_t *) arg;
 }
@@ -295,21 +331,36 @@ static bool released(struct run *r, void *arg) {
         return true;
 }
 
+/* Waits until worker w holds at least one job in flight, so that a fault
+ * has something to hit; fills h with them. */
+static bool wait_holding(struct run *r, struct held *h) {
+        int64_t deadline = now_ms() + 10000;
+
+        do {
+                scan_held(r, h);
+                if (h->n > 0)
+                        return true;
+                if (run_complete(r))
+                        return false;
+                sleep_ms(20);
+        } while (now_ms() < deadline);
+        return false;
+}
+
 /* After a worker froze or wedged at t0, measures how long until the
  * coordinator reaped it (its in-flight jobs requeued). RESULTs it sent just
- * before are let through first, so only jobs it really holds are watched. */
-static void measure_reap(struct run *r, struct proc *w, int64_t t0, struct held *h) {
+ * before are let through first, so only jobs it really holds are watched.
+ * False when it held none: there was no reap to time. */
+static bool measure_reap(struct run *r, struct proc *w, int64_t t0, struct held *h) {
         int64_t took;
 
         sleep_ms(50);
         scan_held(r, h);
-        if (h->n == 0) {
-                say("  %s held no job at the fault: no reap to time", w->name);
-                return;
-        }
+        if (h->n == 0)
+                return false;
         if (!wait_until(r, 10000, released, h)) {
                 fail(r, "%s: %u in-flight jobs never requeued", w->name, h->n);
-                return;
+                return true;
         }
         took = now_ms() - t0;
         say("  %s reaped after %" PRId64 " ms (%u jobs requeued; bound %d ms)", w->name, took, h->n,
@@ -318,9 +369,133 @@ static void measure_reap(struct run *r, struct proc *w, int64_t t0, struct held 
                 fail(r, "%s reaped after %" PRId64 " ms, beyond timeout + one poll", w->name, took);
         if (took > r->reap_max_ms)
                 r->reap_max_ms = took;
+        return true;
 }
 
-static void inject(struct run *r, enum fault f, unsigned target) {
+/* Bytes in p's log so far: where to look for what it logs next. */
+static off_t log_size(struct run *r, const struct proc *p) {
+        char path[160];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/%s.log", r->dir, p->name);
+        return stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+struct log_mark {
+        const struct proc *p;
+        off_t from;
+        const char *text;
+};
+
+/* True once p's log holds text past offset from. */
+static bool logged_since(struct run *r, void *arg) {
+        const struct log_mark *m = arg;
+        char path[160], *line = NULL;
+        size_t size = 0;
+        bool found = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s.log", r->dir, m->p->name);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        if (fseeko(f, m->from, SEEK_SET) == 0)
+                while (!found && getline(&line, &size, f) >= 0)
+                        found = strstr(line, m->text) != NULL;
+        free(line);
+        fclose(f);
+        return found;
+}
+
+/* Waits for a leader (one may be starting after an earlier fault): its
+ * index, or -1 when none came within 10 s. */
+static int wait_leader(struct run *r, uint64_t *generation) {
+        int64_t deadline = now_ms() + 10000;
+        int leader;
+
+        while ((leader = leader_index(r, generation)) < 0 && now_ms() < deadline)
+                sleep_ms(20);
+        return leader;
+}
+
+/* True while some job is in flight: a leader paused now has writes to make
+ * when it resumes. */
+static bool jobs_in_flight(struct run *r, void *arg) {
+        struct store_job j;
+
+        (void) arg;
+        if (run_complete(r))
+                return false;
+        for (uint32_t i = 0; i < r->o->jobs; i++)
+                if (store_job_read(r->store, r->run, i, &j) >= 0 && j.status == STORE_JOB_ASSIGNED)
+                        return true;
+        return false;
+}
+
+/* SIGSTOP the leader until the standby leads, then SIGCONT it: a write it
+ * makes must be rejected by the fence. A SQLite leader paused inside a
+ * write transaction keeps the store's write lock and nobody can take over
+ * (under systemd its watchdog kills it; that is the kill scenario, not
+ * this one), and a resumed leader may stop before making any write: then
+ * the pause did not take effect; it is taken again with whoever leads. */
+static bool pause_leader(struct run *r) {
+        for (int try = 1; try <= FAULT_TRIES; try++) {
+                uint64_t generation, next;
+                int leader = wait_leader(r, &generation), other;
+                struct proc *paused, *standby;
+                struct log_mark locked, rejected;
+                int64_t t0, took;
+
+                if (leader < 0) {
+                        fail(r, "no leader to pause");
+                        return true;
+                }
+                other = 1 - leader;
+                paused = &r->leaders[leader];
+                standby = &r->leaders[other];
+                if (!wait_until(r, 5000, jobs_in_flight, NULL)) {
+                        if (run_complete(r))
+                                return false;
+                        fail(r, "no job in flight to pause %s on", paused->name);
+                        return true;
+                }
+                locked = (struct log_mark) { standby, log_size(r, standby), STORE_LOCKED };
+                rejected = (struct log_mark) { paused, log_size(r, paused), FENCE_REJECTED };
+                kill(paused->pid, SIGSTOP);
+                paused->stopped = true;
+                t0 = now_ms();
+                if (!wait_until(r, LEASE_MS + 2 * ELECTION_POLL_MS + 1000, has_leader, &other)) {
+                        kill(paused->pid, SIGCONT);
+                        paused->stopped = false;
+                        if (!logged_since(r, &locked)) {
+                                fail(r, "%s did not take over from the paused %s", standby->name,
+                                     paused->name);
+                                return true;
+                        }
+                        say("  %s was paused inside a write transaction (the store stayed locked): "
+                            "resumed, to be paused again", paused->name);
+                        continue;
+                }
+                took = now_ms() - t0;
+                leader_index(r, &next);
+                say("  %s leads now, %" PRId64 " ms after the pause (generation %" PRIu64 " -> %" PRIu64 ")",
+                    standby->name, took, generation, next);
+                kill(paused->pid, SIGCONT);
+                paused->stopped = false;
+                if (wait_until(r, 3000, logged_since, &rejected)) {
+                        say("  %s resumed: its write was rejected by the fence", paused->name);
+                        return true;
+                }
+                say("  %s resumed without a write rejected by the fence: to be paused again", paused->name);
+        }
+        fail(r, "the paused-leader fault did not take effect in %d tries", FAULT_TRIES);
+        return true;
+}
+
+/* Injects fault f and sees it take effect. False when the run completed
+ * before it could (nothing left to hit); a fault that went wrong fails the
+ * run. */
+static bool inject(struct run *r, enum fault f, unsigned target) {
         struct proc *w = &r->workers[target % r->o->workers];
         struct held h = { .worker = w->name };
         char path[160];
@@ -331,49 +506,76 @@ static void inject(struct run *r, enum fault f, unsigned target) {
             f >= KILL_LEADER ? "leader" : w->name, done_count(r), r->o->jobs);
         switch (f) {
         case KILL_WORKER:
+                if (!wait_holding(r, &h)) {
+                        if (run_complete(r))
+                                return false;
+                        fail(r, "%s never held a job to lose", w->name);
+                        break;
+                }
                 reap(w, SIGKILL);
+                if (!wait_until(r, 10000, released, &h))
+                        fail(r, "%s: %u jobs in flight when it died never requeued", w->name, h.n);
                 sleep_ms(300); /* Restart=on-failure, RestartSec= */
                 spawn(r, w);
                 break;
         case STOP_WORKER:
-                kill(w->pid, SIGSTOP);
-                w->stopped = true;
-                measure_reap(r, w, now_ms(), &h);
-                sleep_ms(500);
-                kill(w->pid, SIGCONT);
-                w->stopped = false;
+                for (int try = 1; try <= FAULT_TRIES; try++) {
+                        bool hit;
+
+                        if (!wait_holding(r, &h)) {
+                                if (run_complete(r))
+                                        return false;
+                                fail(r, "%s never held a job to freeze", w->name);
+                                break;
+                        }
+                        kill(w->pid, SIGSTOP);
+                        w->stopped = true;
+                        hit = measure_reap(r, w, now_ms(), &h);
+                        sleep_ms(500);
+                        kill(w->pid, SIGCONT);
+                        w->stopped = false;
+                        if (hit)
+                                break;
+                        say("  %s held no job when frozen: resumed, to be frozen again", w->name);
+                        if (try == FAULT_TRIES)
+                                fail(r, "%s held no job in %d freezes", w->name, FAULT_TRIES);
+                }
                 break;
         case WEDGE_WORKER:
                 snprintf(path, sizeof(path), "%s/wedge-%u", r->dir, target % r->o->workers);
-                close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-                measure_reap(r, w, now_ms(), &h);
-                /* Standing in for the watchdog: kill, clear, restart. */
-                reap(w, SIGKILL);
-                unlink(path);
-                spawn(r, w);
+                for (int try = 1; try <= FAULT_TRIES; try++) {
+                        bool hit;
+
+                        if (!wait_holding(r, &h)) {
+                                if (run_complete(r))
+                                        return false;
+                                fail(r, "%s never held a job to wedge on", w->name);
+                                break;
+                        }
+                        close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+                        hit = measure_reap(r, w, now_ms(), &h);
+                        /* Standing in for the watchdog: kill, clear, restart. */
+                        reap(w, SIGKILL);
+                        unlink(path);
+                        spawn(r, w);
+                        if (hit)
+                                break;
+                        say("  %s held no job when wedged: restarted, to be wedged again", w->name);
+                        if (try == FAULT_TRIES)
+                                fail(r, "%s held no job in %d wedges", w->name, FAULT_TRIES);
+                }
                 break;
         case KILL_LEADER:
-        case STOP_LEADER:
-                leader = leader_index(r, &generation);
+                if (run_complete(r))
+                        return false;
+                leader = wait_leader(r, &generation);
                 if (leader < 0) {
-                        say("  no leader right now: fault skipped");
+                        fail(r, "no leader to kill");
                         break;
                 }
                 other = 1 - leader;
-                if (f == KILL_LEADER)
-                        reap(&r->leaders[leader], SIGKILL);
-                else {
-                        kill(r->leaders[leader].pid, SIGSTOP);
-                        r->leaders[leader].stopped = true;
-                }
-                /* A frozen process may hold the SQLite write lock (stopped
-                 * mid-transaction): then nobody can take over until it dies,
-                 * which is what the watchdog does to it. Stand in for it. */
-                if (f == STOP_LEADER && !wait_until(r, 3500, has_leader, &other)) {
-                        say("  store still locked by the frozen leader: killing it (the watchdog's part)");
-                        reap(&r->leaders[leader], SIGKILL);
-                        f = KILL_LEADER;
-                }
+                reap(&r->leaders[leader], SIGKILL);
+                r->leaders_killed++;
                 if (!wait_until(r, 10000, has_leader, &other)) {
                         fail(r, "%s never took over", r->leaders[other].name);
                         break;
@@ -381,16 +583,70 @@ static void inject(struct run *r, enum fault f, unsigned target) {
                 leader_index(r, &next);
                 say("  %s leads now (generation %" PRIu64 " -> %" PRIu64 ")", r->leaders[other].name,
                     generation, next);
-                if (f == KILL_LEADER)
-                        spawn(r, &r->leaders[leader]);
-                else {
-                        kill(r->leaders[leader].pid, SIGCONT);
-                        r->leaders[leader].stopped = false;
-                }
+                spawn(r, &r->leaders[leader]);
                 break;
+        case STOP_LEADER:
+                return pause_leader(r);
         default:
                 break;
         }
+        return true;
+}
+
+/* What the coordinators said about the RESULTs of one run: each leader
+ * logs its term's verdicts when the term ends. */
+struct verdicts {
+        unsigned elections, terms;
+        uint64_t counted, duplicates, stale;
+};
+
+static void read_verdicts(struct run *r, const struct proc *p, struct verdicts *v) {
+        char path[160], *line = NULL, *at;
+        unsigned long long assigned, counted, duplicates, stale;
+        size_t size = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s.log", r->dir, p->name);
+        f = fopen(path, "re");
+        if (!f)
+                return;
+        while (getline(&line, &size, f) >= 0) {
+                if (strstr(line, ELECTED))
+                        v->elections++;
+                at = strstr(line, TERM_OVER);
+                if (at && sscanf(at + strlen(TERM_OVER), "%llu jobs assigned, %llu counted, %llu duplicate and %llu stale",
+                                 &assigned, &counted, &duplicates, &stale) == 4) {
+                        v->terms++;
+                        v->counted += counted;
+                        v->duplicates += duplicates;
+                        v->stale += stale;
+                }
+        }
+        free(line);
+        fclose(f);
+}
+
+/* No RESULT was judged a duplicate. The workers send each attempt's RESULT
+ * once, so a duplicate is a superseded attempt's RESULT taken for the
+ * job's own: either it came after the job was done, or it counted and the
+ * last attempt's RESULT then found the job done (counted by the wrong
+ * attempt, while the totals still add up). Runs after the leaders stopped
+ * (a term's verdicts are logged when it ends); every term must be
+ * accounted for but those of leaders this driver killed. */
+static void verify_verdicts(struct run *r) {
+        struct verdicts v = { 0 };
+
+        for (int i = 0; i < 2; i++)
+                read_verdicts(r, &r->leaders[i], &v);
+        say("  verdicts of %u terms (%u elections, %u leaders killed): %" PRIu64 " RESULTs counted, %" PRIu64
+            " refused as stale, %" PRIu64 " as duplicates",
+            v.terms, v.elections, r->leaders_killed, v.counted, v.stale, v.duplicates);
+        if (v.terms == 0 || v.terms + r->leaders_killed < v.elections)
+                fail(r, "verdicts missing: %u terms logged their verdicts, %u elections, %u leaders killed", v.terms,
+                     v.elections, r->leaders_killed);
+        if (v.duplicates)
+                fail(r, "%" PRIu64 " RESULTs judged duplicates: a superseded attempt's RESULT was taken for the "
+                     "job's own", v.duplicates);
 }
 
 static void verify(struct run *r, struct totals *t) {
@@ -410,7 +666,10 @@ static void verify(struct run *r, struct totals *t) {
                 else
                         done++;
         }
-        store_log_summary(r->store, LEASE, &log);
+        if (store_log_summary(r->store, LEASE, &log) < 0) {
+                fail(r, "write log summary unreadable: %s", store_errmsg(r->store));
+                return;
+        }
         say("  run: done_count %u of %u, jobs done %u, missing %u, redelivered %u, executed twice+ %u, "
             "write-log overlaps %" PRIu64 ", unfinished runs %d",
             info.done_count, info.total, done, missing, info.jobs_redelivered, info.jobs_reexecuted,
@@ -431,11 +690,27 @@ static void verify(struct run *r, struct totals *t) {
                 fail(r, "%" PRIu64 " write-log overlaps: two leaders wrote at once", log.overlaps);
 }
 
-static void one_run(const struct options *o, unsigned number, const enum fault *faults,
-                    const unsigned *targets, const unsigned *at_percent, unsigned n_faults,
-                    struct totals *t) {
+/* A fault the run's end left without effect is carried into the next run;
+ * more than CARRIED_MAX of them fail the whole scenario. */
+static void carry(struct totals *t, struct planned f) {
+        t->carried_total++;
+        if (t->pending == CARRIED_MAX) {
+                say("FAIL: more than %d faults found their run complete", CARRIED_MAX);
+                t->failed++;
+                return;
+        }
+        t->carried[t->pending++] = f;
+}
+
+/* One run with its faults in order; returns how many of them took effect
+ * (the rest found the run complete). */
+static unsigned one_run(const struct options *o, unsigned number, const struct planned *plan,
+                        unsigned n_faults, struct totals *t) {
         struct run r = { .o = o };
+        struct store_run info;
         uint32_t target = o->jobs;
+        unsigned taken = 0;
+        bool verified = false;
         int first = 0;
         char cmd[128];
 
@@ -452,7 +727,7 @@ static void one_run(const struct options *o, unsigned number, const enum fault *
                 snprintf(r.sock[i], sizeof(r.sock[i]), "%s/leader-%c.sock", r.dir, 'a' + i);
         say("run %u: %u jobs (%s), %u workers, faults:", number, o->jobs, o->payload, o->workers);
         for (unsigned i = 0; i < n_faults; i++)
-                say("  - %s at %u%%", fault_names[faults[i]], at_percent[i]);
+                say("  - %s at %u%%", fault_names[plan[i].fault], 10 + plan[i].jitter + i * 25);
         if (store_open(r.url, &r.store) < 0) {
                 fprintf(stderr, "store: %s\n", store_errmsg(NULL));
                 exit(2);
@@ -465,28 +740,42 @@ static void one_run(const struct options *o, unsigned number, const enum fault *
                 fail(&r, "leader-a never led or created the run");
                 goto out;
         }
+        if (store_run_read(r.store, r.run, &info) < 0 || info.total != o->jobs) {
+                fail(&r, "run %" PRIu64 " is not this round's run of %u jobs", r.run, o->jobs);
+                goto out;
+        }
         spawn(&r, &r.leaders[1]);
         for (unsigned i = 0; i < o->workers; i++) {
                 make_worker(&r, i);
                 spawn(&r, &r.workers[i]);
         }
-        for (unsigned i = 0; i < n_faults && !r.failed; i++) {
-                uint32_t when = (uint32_t) ((uint64_t) o->jobs * at_percent[i] / 100);
+        for (unsigned i = 0; i < n_faults && !r.failed; i++, taken++) {
+                uint32_t when = (uint32_t) ((uint64_t) o->jobs * (10 + plan[i].jitter + i * 25) / 100);
                 if (!wait_until(&r, RUN_DEADLINE_MS, reached, &when)) {
                         fail(&r, "stuck at %u/%u before fault %u", done_count(&r), o->jobs, i);
                         goto out;
                 }
-                inject(&r, faults[i], targets[i]);
+                if (!inject(&r, plan[i].fault, plan[i].target)) {
+                        say("  the run was complete before the %s fault took effect: it is taken again "
+                            "in the next run", fault_names[plan[i].fault]);
+                        break;
+                }
         }
         if (!wait_until(&r, RUN_DEADLINE_MS, reached, &target))
                 fail(&r, "stuck at %u/%u", done_count(&r), o->jobs);
         sleep_ms(200); /* late RESULTs land, harmlessly */
         verify(&r, t);
+        verified = true;
 out:
         for (unsigned i = 0; i < o->workers; i++)
                 reap(&r.workers[i], SIGTERM);
-        for (int i = 0; i < 2; i++)
-                reap(&r.leaders[i], SIGTERM);
+        /* The standby first: released by a graceful stop, the lease would
+         * elect it, and it would create a run of its own in the store. */
+        first = leader_index(&r, NULL) == 0 ? 1 : 0;
+        reap(&r.leaders[first], SIGTERM);
+        reap(&r.leaders[1 - first], SIGTERM);
+        if (verified)
+                verify_verdicts(&r);
         store_close(r.store);
         t->runs++;
         if (r.reap_max_ms) {
@@ -510,6 +799,7 @@ out:
         for (unsigned i = 0; i < o->workers; i++)
                 for (int a = 0; a < r.workers[i].argc; a++)
                         free(r.workers[i].argv[a]);
+        return r.failed ? n_faults : taken;
 }
 
 static int scenario_fault(const char *name) {
@@ -562,31 +852,48 @@ int main(int argc, char **argv) {
         rng_state = o.seed ? o.seed : 1;
         signal(SIGPIPE, SIG_IGN);
 
-        for (unsigned run = 1; run <= o.runs; run++) {
-                enum fault faults[3];
-                unsigned targets[3], at[3], n = 1;
+        int named = -1;
+        if (strcmp(o.scenario, "random") != 0 && (named = scenario_fault(o.scenario)) < 0)
+                usage_exit();
+        for (unsigned run = 1; run <= o.runs || t.pending; run++) {
+                struct options ro = o;
+                struct planned plan[FAULTS_PER_RUN];
+                unsigned n = 0, k, taken;
 
-                if (strcmp(o.scenario, "random") == 0) {
-                        n = 1 + (unsigned) (rng() % 3);
-                        for (unsigned i = 0; i < n; i++) {
-                                faults[i] = (enum fault) (rng() % FAULT_KINDS);
-                                targets[i] = (unsigned) (rng() % o.workers);
-                                at[i] = 10 + (unsigned) (rng() % 25) + i * 25;
-                        }
-                } else {
-                        int f = scenario_fault(o.scenario);
-                        if (f < 0)
-                                usage_exit();
-                        faults[0] = (enum fault) f;
-                        targets[0] = run % o.workers;
-                        at[0] = 30;
+                if (run > o.runs + EXTRA_RUNS_MAX) {
+                        say("FAIL: %u faults still found no run to hit after %u extra runs", t.pending,
+                            EXTRA_RUNS_MAX);
+                        t.failed++;
+                        break;
                 }
-                one_run(&o, run, faults, targets, at, n, &t);
+                while (n < t.pending && n < FAULTS_PER_RUN)
+                        plan[n] = t.carried[n], n++;
+                memmove(t.carried, t.carried + n, (t.pending - n) * sizeof(t.carried[0]));
+                t.pending -= n;
+                if (run <= o.runs) {
+                        k = named >= 0 ? 1 : 1 + (unsigned) (rng() % FAULTS_PER_RUN);
+                        for (unsigned i = 0; i < k; i++) {
+                                struct planned f = { (enum fault) named, run % o.workers, 20 };
+                                if (named < 0) {
+                                        f.fault = (enum fault) (rng() % FAULT_KINDS);
+                                        f.target = (unsigned) (rng() % o.workers);
+                                        f.jitter = (unsigned) (rng() % 25);
+                                }
+                                if (n < FAULTS_PER_RUN)
+                                        plan[n++] = f;
+                                else
+                                        carry(&t, f);
+                        }
+                }
+                ro.jobs = o.jobs * n;
+                taken = one_run(&ro, run, plan, n, &t);
+                for (unsigned i = taken; i < n; i++)
+                        carry(&t, plan[i]);
         }
-        say("summary: scenario %s, seed %" PRIu64 ", %u runs, %u failed; jobs lost: %" PRIu64
-            ", double-counted: %" PRIu64 "; redelivered %" PRIu64 ", executed twice+ %" PRIu64
-            "; reap latency max %" PRId64 " ms%s",
-            o.scenario, o.seed, t.runs, t.failed, t.lost, t.double_counted, t.redelivered, t.reexecuted,
-            t.reap_max_ms, t.reaps ? "" : " (no reap timed)");
+        say("summary: scenario %s, seed %" PRIu64 ", %u runs, %u failed; faults taken again in a later run "
+            "%u; jobs lost: %" PRIu64 ", double-counted: %" PRIu64 "; redelivered %" PRIu64
+            ", executed twice+ %" PRIu64 "; reap latency max %" PRId64 " ms%s",
+            o.scenario, o.seed, t.runs, t.failed, t.carried_total, t.lost, t.double_counted, t.redelivered,
+            t.reexecuted, t.reap_max_ms, t.reaps ? "" : " (no reap timed)");
         return t.failed ? 1 : 0;
 }
