@@ -29,6 +29,7 @@
 #include "release_after_death.h"
 #include "store.h"
 #include "supervision.h"
+#include "tls.h"
 
 #define LEASE_NAME "cluster"
 /* The election loop must complete an attempt within this many polls. */
@@ -61,6 +62,7 @@ typedef struct cluster_options {
         const char *spin_file;
         /* Job coordinator (docs/jobs.md): on when a listener is given. */
         struct coordinator_config jobs;
+        struct tls_files tls;              /* all set: the TCP listener is TLS */
         uid_t allowed_uids[ALLOWED_UIDS_MAX];
         char *derived_url;                 /* owned defaults, freed at exit */
         char *derived_node;
@@ -114,7 +116,7 @@ static void usage(void) {
                "  --coordinator-socket PATH  serve workers on this unix socket (absolute, at\n"
                "                             most 107 bytes)\n"
                "  --coordinator-tcp IP:PORT  also serve workers over TCP, [IPV6]:PORT for IPv6\n"
-               "                             (no credentials: loopback or a private network)\n"
+               "                             (TLS with client certificates, see below)\n"
                "  --coordinator-allow-uid UID  unix peers allowed besides root and our uid\n"
                "                             (at most 16)\n"
                "  --worker-timeout DUR       reap a worker silent this long (default 30s;\n"
@@ -124,6 +126,12 @@ static void usage(void) {
                "  --job-run N                when elected and no run is unfinished, create a\n"
                "                             run of N jobs (1 to 2147483647)\n"
                "  --job-payload TEXT         what each job does: noop, checksum, spin USEC\n"
+               "  --coordinator-tls-cert FILE  TCP through TLS 1.3: our certificate\n"
+               "  --coordinator-tls-key FILE   its private key (mode 0600 or stricter)\n"
+               "  --coordinator-tls-ca FILE    CA of the workers' client certificates; a\n"
+               "                             worker's HELLO name must be its certificate's;\n"
+               "                             relative FILEs are in $CREDENTIALS_DIRECTORY\n"
+               "  --coordinator-tcp-insecure   TCP in the clear instead, on loopback only\n"
                "\n"
                "Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage.\n",
                program_invocation_short_name);
@@ -139,6 +147,31 @@ static void usage(void) {
 #define SEED_MAX 10000000
 #define UID_MAX_VALID (UINT32_MAX - 1) /* (uid_t) -1 means "no uid" */
 #define PAYLOAD_MAX 255
+
+/* The TCP listener is TLS (all three files) or, by explicit choice, in
+ * the clear on a loopback address only; exits 2 otherwise. */
+static void check_transport(const cluster_options *o) {
+        bool tls = o->tls.cert || o->tls.key || o->tls.ca;
+        struct address a;
+
+        if (tls && !(o->tls.cert && o->tls.key && o->tls.ca))
+                cli_usage_error("TLS needs all of --coordinator-tls-cert, --coordinator-tls-key and "
+                                "--coordinator-tls-ca");
+        if (tls && o->jobs.tcp_insecure)
+                cli_usage_error("--coordinator-tcp-insecure contradicts the TLS options");
+        if ((tls || o->jobs.tcp_insecure) && !o->jobs.tcp_address)
+                cli_usage_error("%s: no --coordinator-tcp to use it with",
+                                tls ? "--coordinator-tls-cert" : "--coordinator-tcp-insecure");
+        if (!o->jobs.tcp_address || tls)
+                return;
+        if (!o->jobs.tcp_insecure)
+                cli_usage_error("--coordinator-tcp: TCP needs --coordinator-tls-cert, --coordinator-tls-key "
+                                "and --coordinator-tls-ca (or --coordinator-tcp-insecure on loopback)");
+        if (address_parse(o->jobs.tcp_address, ADDRESS_ALLOW_TCP | ADDRESS_NUMERIC_HOST, &a, NULL) < 0 ||
+            !address_is_loopback(&a))
+                cli_usage_error("--coordinator-tcp-insecure: '%s' is not a loopback address",
+                                o->jobs.tcp_address);
+}
 
 static void parse_options(int argc, char **argv, cluster_options *o) {
         enum {
@@ -163,6 +196,10 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                 OPT_JOB_WINDOW,
                 OPT_JOB_RUN,
                 OPT_JOB_PAYLOAD,
+                OPT_TLS_CERT,
+                OPT_TLS_KEY,
+                OPT_TLS_CA,
+                OPT_TCP_INSECURE,
         };
         static const struct option options[] = {
                 { "store", required_argument, NULL, OPT_STORE },
@@ -186,6 +223,10 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                 { "job-window", required_argument, NULL, OPT_JOB_WINDOW },
                 { "job-run", required_argument, NULL, OPT_JOB_RUN },
                 { "job-payload", required_argument, NULL, OPT_JOB_PAYLOAD },
+                { "coordinator-tls-cert", required_argument, NULL, OPT_TLS_CERT },
+                { "coordinator-tls-key", required_argument, NULL, OPT_TLS_KEY },
+                { "coordinator-tls-ca", required_argument, NULL, OPT_TLS_CA },
+                { "coordinator-tcp-insecure", no_argument, NULL, OPT_TCP_INSECURE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
@@ -269,11 +310,24 @@ static void parse_options(int argc, char **argv, cluster_options *o) {
                 case OPT_JOB_PAYLOAD:
                         o->jobs.job_payload = cli_text("--job-payload", optarg, PAYLOAD_MAX);
                         break;
+                case OPT_TLS_CERT:
+                        o->tls.cert = cli_path("--coordinator-tls-cert", optarg);
+                        break;
+                case OPT_TLS_KEY:
+                        o->tls.key = cli_path("--coordinator-tls-key", optarg);
+                        break;
+                case OPT_TLS_CA:
+                        o->tls.ca = cli_path("--coordinator-tls-ca", optarg);
+                        break;
+                case OPT_TCP_INSECURE:
+                        o->jobs.tcp_insecure = true;
+                        break;
                 default:
                         cli_common_option(c, argc, argv, usage);
                 }
         }
         cli_no_operands(argc, argv);
+        check_transport(o);
 }
 
 /* Fills in the defaults that depend on the environment. Exits 2 when
@@ -508,6 +562,7 @@ int main(int argc, char **argv) {
         uint64_t watchdog = 0;
         fault_switch wedge;
         monitor *m = NULL;
+        SSL_CTX *tls_ctx = NULL;
         int r, status = EXIT_FAILURE;
 
         parse_options(argc, argv, &o);
@@ -570,6 +625,14 @@ int main(int argc, char **argv) {
                 .health_stale_usec = o.health_gate_usec,
                 .d = c.d,
         };
+        if (o.tls.cert) {
+                char why[512];
+                if (tls_context_new(&o.tls, true, &tls_ctx, why, sizeof(why)) < 0) {
+                        log_error("cannot load the coordinator's TLS credentials: %s", why);
+                        goto out;
+                }
+                o.jobs.tls = tls_ctx;
+        }
         if (o.jobs.unix_path || o.jobs.tcp_address) {
                 o.jobs.store_url = o.store_url;
                 o.jobs.allowed_uids = o.allowed_uids;
@@ -603,5 +666,6 @@ out:
         free(o.derived_url);
         free(o.derived_node);
         free(o.derived_record);
+        SSL_CTX_free(tls_ctx);
         return status;
 }

@@ -20,13 +20,17 @@
 
 #include "frame.h"
 #include "log.h"
+#include "stream.h"
+#include "tls.h"
 
 /* After a batch failed for a transient reason, claims pause this long. */
 #define CLAIM_RETRY_MS 100
 /* The final batch of an ending connection is retried this often before
  * the coordinator gives up and fails (a restart requeues everything). */
 #define REQUEUE_TRIES 5
-#define READ_CHUNK 4096
+/* The longest a TCP client may take over its TLS handshake (never more
+ * than the worker timeout). */
+#define TLS_HANDSHAKE_TIMEOUT_MS 5000
 /* RESULTs received and not yet recorded; a full list is recorded at once. */
 #define PENDING_MAX (2 * COORDINATOR_WINDOW_MAX)
 /* RESULTs that change nothing (replays of a counted one, stale attempts,
@@ -44,6 +48,7 @@ struct inflight {
 struct session {
         struct conn *k;
         struct coordinator *c;
+        struct stream st; /* the connection, through TLS when k->tls */
         sdlive_peer *peer;
         frame_decoder *dec;
         char worker[STORE_NAME_MAX + 1]; /* HELLO identity, "" before it */
@@ -75,7 +80,7 @@ static const char *name(const struct session *s) {
  * cannot hold us past its deadline. */
 static int send_frame(struct session *s, const frame *f) {
         int64_t left = s->last_received_ms + (int64_t) (s->c->cfg.worker_timeout_usec / 1000) - now_ms();
-        int r = frame_send(s->k->fd, f, left > 1 ? (int) (left > INT32_MAX ? INT32_MAX : left) : 1);
+        int r = stream_send_frame(&s->st, f, left > 1 ? (int) (left > INT32_MAX ? INT32_MAX : left) : 1);
 
         if (r < 0) {
                 snprintf(s->reason, sizeof(s->reason), "sending %s: %s", frame_type_name(f->type),
@@ -228,6 +233,13 @@ static int handle_frame(struct session *s, const frame *f) {
                                  f->hello.protocol, FRAME_PROTOCOL_VERSION);
                         return -EPROTONOSUPPORT;
                 }
+                /* Over TLS the name is the one the certificate proves. */
+                if (s->st.ssl && !tls_peer_is(s->st.ssl, f->hello.identity)) {
+                        char proven[STORE_NAME_MAX + 1];
+                        snprintf(s->reason, sizeof(s->reason), "HELLO as '%.64s' but the certificate is '%s'",
+                                 f->hello.identity, tls_peer_name(s->st.ssl, proven, sizeof(proven)));
+                        return -EACCES;
+                }
                 /* The store keeps at most STORE_NAME_MAX bytes and a database
                  * may insist on valid UTF-8: keep the name ASCII. */
                 snprintf(s->worker, sizeof(s->worker), "%s", f->hello.identity);
@@ -249,48 +261,41 @@ static int handle_frame(struct session *s, const frame *f) {
         }
 }
 
-/* Reads what is there and handles every complete frame. 1 when the worker
- * closed cleanly, 0 to go on, < 0 to end the connection (reason set). */
+/* Reads what is there and handles every complete frame (all of them:
+ * over TLS a decrypted frame may wait while the socket is quiet). 1 when
+ * the worker closed cleanly, 0 to go on, < 0 to end the connection
+ * (reason set). */
 static int receive(struct session *s) {
-        uint8_t buf[READ_CHUNK];
-        ssize_t n;
         frame f;
 
-        n = recv(s->k->fd, buf, sizeof(buf), MSG_DONTWAIT);
-        if (n < 0) {
-                if (errno == EAGAIN || errno == EINTR)
+        for (;;) {
+                int r = stream_recv_frame(&s->st, s->dec, &f);
+                if (r == -EAGAIN)
                         return 0;
-                snprintf(s->reason, sizeof(s->reason), "receiving: %s", strerror(errno));
-                return -errno;
-        }
-        if (n == 0) {
-                int r = frame_decoder_finish(s->dec);
-                if (r < 0) {
+                if (r == 0) {
+                        snprintf(s->reason, sizeof(s->reason), "closed by the worker");
+                        return 1;
+                }
+                if (r == FRAME_ETRUNCATED) {
                         snprintf(s->reason, sizeof(s->reason), "closed inside a frame");
                         return r;
                 }
-                snprintf(s->reason, sizeof(s->reason), "closed by the worker");
-                return 1;
-        }
-        for (size_t off = 0; off < (size_t) n;) {
-                size_t used = 0;
-                int r = frame_decoder_feed(s->dec, buf + off, (size_t) n - off, &used, &f);
-                off += used;
+                if (r < 0 && r > -4096) {
+                        snprintf(s->reason, sizeof(s->reason), "receiving: %s", strerror(-r));
+                        return r;
+                }
                 if (r < 0) {
                         atomic_fetch_add(&s->c->stats.protocol_errors, 1);
                         snprintf(s->reason, sizeof(s->reason), "malformed frame: %s (%s)",
                                  frame_strerror(r), frame_decoder_reason(s->dec));
                         return r;
                 }
-                if (r == 0)
-                        break;
                 sdlive_peer_received(s->peer);
                 s->last_received_ms = now_ms();
                 r = handle_frame(s, &f);
                 if (r < 0)
                         return r;
         }
-        return 0;
 }
 
 static int heartbeat(struct session *s) {
@@ -401,11 +406,31 @@ static void finish(struct session *s) {
                          s->k->origin, s->reason);
 }
 
+/* The TLS handshake of a TCP connection, bounded in time (a silent or
+ * slow client is cut off) and before anything else is spent on it. */
+static int handshake(struct session *s) {
+        uint64_t window_ms = s->c->cfg.worker_timeout_usec / 1000;
+        int timeout_ms = window_ms < TLS_HANDSHAKE_TIMEOUT_MS ? (int) window_ms : TLS_HANDSHAKE_TIMEOUT_MS;
+        char why[256];
+        int r;
+
+        r = tls_handshake(s->c->cfg.tls, s->k->fd, true, NULL, timeout_ms, s->c->stop_fd, &s->st.ssl, why,
+                          sizeof(why));
+        if (r < 0) {
+                log_warning("coordinator: connection %" PRIu64 " (%s) refused: %s", s->k->id, s->k->origin,
+                            why);
+                return r;
+        }
+        return 0;
+}
+
 void *conn_main(void *userdata) {
         struct conn *k = userdata;
-        struct session s = { .k = k, .c = k->c };
+        struct session s = { .k = k, .c = k->c, .st = { .fd = k->fd } };
 
         snprintf(s.reason, sizeof(s.reason), "setup failed");
+        if (k->tls && handshake(&s) < 0)
+                goto out;
         if (sdlive_peer_new(k->c->sdlive, k->c->cfg.worker_timeout_usec, k->c->cfg.heartbeat_usec,
                             &s.peer) < 0 ||
             frame_decoder_new(&s.dec) < 0)
@@ -414,6 +439,7 @@ void *conn_main(void *userdata) {
         serve(&s);
         finish(&s);
 out:
+        tls_close(s.st.ssl);
         close(k->fd);
         frame_decoder_free(s.dec);
         sdlive_peer_free(s.peer);

@@ -76,6 +76,7 @@ struct conn {
         struct conn *next;
         uint64_t id;
         int fd;
+        bool tls;    /* TCP through TLS: conn_main() does the handshake first */
         int kick_fd; /* eventfd: jobs may have become pending */
         char origin[64];
         pthread_t thread;
@@ -83,6 +84,9 @@ struct conn {
 };
 
 void *conn_main(void *userdata);
+/* coordinator_adopt() for a connection the listener accepted; tls: over
+ * TCP with the configured TLS context. */
+int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls);
 
 /* Stops the coordinator by itself with result r (first caller wins). */
 void coordinator_fail(struct coordinator *c, int r);
@@ -105,7 +109,9 @@ int writer_submit(struct coordinator *c, struct job_request *q);
 int listen_unix(const char *path);
 /* Removes path if it is still a socket of ours in a trusted directory. */
 void listen_unix_remove(const char *path);
-int listen_tcp(const char *address);
+/* The TCP listener of c->cfg: -EPERM (logged) when it would serve in the
+ * clear without tcp_insecure, or in the clear on a non-loopback address. */
+int listen_tcp(const struct coordinator *c);
 /* 0 when the unix peer's credentials are allowed, else -EPERM with a
  * reason in why; -errno when they cannot be read. */
 int listen_peer_allowed(const struct coordinator *c, int fd, char *why, size_t size);

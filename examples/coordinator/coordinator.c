@@ -9,6 +9,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #include "log.h"
 
 #define RESUME_LIST_MAX 16
@@ -48,6 +50,8 @@ static int copy_config(struct coordinator *c, const struct coordinator_config *c
         c->cfg.fence.holder = c->holder;
         c->cfg.unix_path = c->unix_path;
         c->cfg.tcp_address = c->tcp_address;
+        if (c->cfg.tls)
+                SSL_CTX_up_ref(c->cfg.tls);
         c->cfg.job_payload = c->job_payload;
         c->cfg.allowed_uids = c->allowed_uids;
         c->cfg.allowed_gids = c->allowed_gids;
@@ -147,6 +151,7 @@ static void free_coordinator(struct coordinator *c) {
         free(c->holder);
         free(c->unix_path);
         free(c->tcp_address);
+        SSL_CTX_free(c->cfg.tls);
         free(c->job_payload);
         free(c->allowed_uids);
         free(c->allowed_gids);
@@ -201,7 +206,7 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
                 }
         }
         if (c->tcp_address) {
-                r = c->tcp_fd = listen_tcp(c->tcp_address);
+                r = c->tcp_fd = listen_tcp(c);
                 if (r < 0) {
                         log_error("coordinator: cannot listen on %s: %s", c->tcp_address, strerror(-r));
                         goto fail;
@@ -226,6 +231,10 @@ fail:
 }
 
 int coordinator_adopt(struct coordinator *c, int fd, const char *origin) {
+        return coordinator_adopt_conn(c, fd, origin, false);
+}
+
+int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls) {
         struct conn *k;
         int r;
 
@@ -241,6 +250,7 @@ int coordinator_adopt(struct coordinator *c, int fd, const char *origin) {
         }
         k->c = c;
         k->fd = fd;
+        k->tls = tls;
         snprintf(k->origin, sizeof(k->origin), "%s", origin ? origin : "adopted");
         k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (k->kick_fd < 0) {

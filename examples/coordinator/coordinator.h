@@ -25,6 +25,7 @@
 #ifndef SDLIVE_EXAMPLE_COORDINATOR_H
 #define SDLIVE_EXAMPLE_COORDINATOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -48,9 +49,14 @@ struct coordinator_config {
         /* Unix listener: the path is unlinked before bind (a stale socket of
          * an earlier leader) and on stop. NULL: none (tests adopt fds). */
         const char *unix_path;
-        /* Optional TCP listener, "host:port" or "[v6]:port". No credentials
-         * exist on TCP: bind it to loopback or a private network. */
+        /* Optional TCP listener, "IP:port" or "[v6]:port". Its peers are
+         * authenticated by TLS with client certificates (tls, kept with a
+         * reference; each worker's HELLO name must be one its certificate
+         * proves). Without tls the listener is in the clear, which is
+         * allowed only with tcp_insecure and on a loopback address. */
         const char *tcp_address;
+        struct ssl_ctx_st *tls; /* SSL_CTX from tls_context_new(), server side */
+        bool tcp_insecure;
         /* Unix peers are accepted when SO_PEERCRED shows our own uid, root,
          * one of these uids, or one of these primary gids. */
         const uid_t *allowed_uids;

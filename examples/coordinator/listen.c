@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -113,7 +114,8 @@ void listen_unix_remove(const char *path) {
         close(dir_fd);
 }
 
-int listen_tcp(const char *text) {
+int listen_tcp(const struct coordinator *c) {
+        const char *text = c->cfg.tcp_address;
         struct addrinfo *ai = NULL;
         struct address address;
         int fd, r, one = 1;
@@ -121,6 +123,15 @@ int listen_tcp(const char *text) {
         r = address_parse(text, ADDRESS_ALLOW_TCP | ADDRESS_NUMERIC_HOST, &address, NULL);
         if (r < 0)
                 return r;
+        if (!c->cfg.tls && !c->cfg.tcp_insecure) {
+                log_error("coordinator: TCP %s needs TLS certificates, or the explicit opt-in to serve "
+                          "loopback in the clear", text);
+                return -EPERM;
+        }
+        if (!c->cfg.tls && !address_is_loopback(&address)) {
+                log_error("coordinator: refusing to serve %s in the clear: not a loopback address", text);
+                return -EPERM;
+        }
         r = address_resolve(&address, true, &ai);
         if (r < 0)
                 return r;
@@ -160,6 +171,18 @@ int listen_peer_allowed(const struct coordinator *c, int fd, char *why, size_t s
         return -EPERM;
 }
 
+/* "tls 192.0.2.7:41234": the transport and the peer's address, for logs. */
+static void peer_origin(int fd, const char *transport, char *buf, size_t size) {
+        struct sockaddr_storage sa;
+        socklen_t len = sizeof(sa);
+        char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+
+        if (getpeername(fd, (struct sockaddr *) &sa, &len) == 0)
+                (void) getnameinfo((struct sockaddr *) &sa, len, host, sizeof(host), port, sizeof(port),
+                                   NI_NUMERICHOST | NI_NUMERICSERV);
+        snprintf(buf, size, strchr(host, ':') ? "%s [%s]:%s" : "%s %s:%s", transport, host, port);
+}
+
 static void accept_one(struct coordinator *c, int listen_fd, bool is_unix) {
         char origin[64], why[128];
         int fd, r;
@@ -180,8 +203,8 @@ static void accept_one(struct coordinator *c, int listen_fd, bool is_unix) {
                 }
                 snprintf(origin, sizeof(origin), "unix");
         } else
-                snprintf(origin, sizeof(origin), "tcp");
-        r = coordinator_adopt(c, fd, origin);
+                peer_origin(fd, c->cfg.tls ? "tls" : "tcp", origin, sizeof(origin));
+        r = coordinator_adopt_conn(c, fd, origin, !is_unix && c->cfg.tls);
         if (r < 0)
                 log_error("coordinator: cannot serve a new worker: %s", strerror(-r));
 }

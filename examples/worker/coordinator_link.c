@@ -14,8 +14,11 @@
 #include "address.h"
 #include "frame.h"
 #include "log.h"
+#include "stream.h"
+#include "tls.h"
 
 #define CONNECT_TIMEOUT_MS 1000
+#define HANDSHAKE_TIMEOUT_MS 2000
 #define SEND_TIMEOUT_MS 1000
 
 struct coordinator_link {
@@ -23,6 +26,7 @@ struct coordinator_link {
         coordinator_link_config cfg;
         size_t current; /* index of the address in use or tried last */
         int fd;
+        struct stream st; /* fd, through TLS over TCP */
         sdlive_peer *peer;
         frame_decoder *dec;
         uint64_t heartbeat_seq;
@@ -47,6 +51,7 @@ int coordinator_link_new(coordinator_link **ret, sdlive *d, const coordinator_li
 coordinator_link *coordinator_link_free(coordinator_link *l) {
         if (!l)
                 return NULL;
+        tls_close(l->st.ssl);
         if (l->fd >= 0)
                 close(l->fd);
         sdlive_peer_free(l->peer);
@@ -117,17 +122,38 @@ static int connect_tcp(const struct address *address) {
         return fd;
 }
 
-/* Connects to one configured address: -EINVAL when it does not parse. */
-static int connect_address(const char *text) {
+/* Connects to one configured address, through TLS over TCP: the fd, and
+ * *ret_ssl (NULL in the clear). -EINVAL when it does not parse, -EPERM
+ * when TCP in the clear is not allowed there. */
+static int connect_address(const coordinator_link *l, const char *text, SSL **ret_ssl) {
         struct address address;
-        int r = address_parse(text, ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &address, NULL);
+        char why[256];
+        int fd, r = address_parse(text, ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &address, NULL);
 
+        *ret_ssl = NULL;
         if (r < 0)
                 return r;
-        return address.kind == ADDRESS_UNIX ? connect_unix(address.path) : connect_tcp(&address);
+        if (address.kind == ADDRESS_UNIX)
+                return connect_unix(address.path);
+        if (!l->cfg.tls && (!l->cfg.tcp_insecure || !address_is_loopback(&address))) {
+                log_error("refusing TCP in the clear to %s: %s", text,
+                          l->cfg.tcp_insecure ? "not a loopback address" : "no TLS certificates given");
+                return -EPERM;
+        }
+        fd = connect_tcp(&address);
+        if (fd < 0 || !l->cfg.tls)
+                return fd;
+        r = tls_handshake(l->cfg.tls, fd, false, address.host, HANDSHAKE_TIMEOUT_MS, -1, ret_ssl, why,
+                          sizeof(why));
+        if (r < 0) {
+                log_warning("coordinator at %s: %s", text, why);
+                close(fd);
+                return r;
+        }
+        return fd;
 }
 
-static int open_session(coordinator_link *l, int fd) {
+static int open_session(coordinator_link *l, int fd, SSL *ssl) {
         frame hello = { .type = FRAME_HELLO,
                         .hello = { .protocol = FRAME_PROTOCOL_VERSION, .identity = l->cfg.identity } };
         int r;
@@ -139,8 +165,9 @@ static int open_session(coordinator_link *l, int fd) {
         r = sdlive_peer_new(l->d, l->cfg.timeout_usec, l->cfg.heartbeat_usec, &l->peer);
         if (r >= 0)
                 r = frame_decoder_new(&l->dec);
+        l->st = (struct stream) { .fd = fd, .ssl = ssl };
         if (r >= 0)
-                r = frame_send(fd, &hello, SEND_TIMEOUT_MS);
+                r = stream_send_frame(&l->st, &hello, SEND_TIMEOUT_MS);
         if (r < 0)
                 return r;
         sdlive_peer_sent(l->peer);
@@ -156,13 +183,16 @@ int coordinator_link_connect(coordinator_link *l) {
         for (size_t i = 0; i < l->cfg.n_addresses; i++) {
                 size_t at = (l->current + i) % l->cfg.n_addresses;
                 const char *address = l->cfg.addresses[at];
-                int fd = connect_address(address);
+                SSL *ssl;
+                int fd = connect_address(l, address, &ssl);
                 if (fd < 0) {
                         r = fd;
                         continue;
                 }
-                r = open_session(l, fd);
+                r = open_session(l, fd, ssl);
                 if (r < 0) {
+                        tls_close(ssl);
+                        l->st.ssl = NULL;
                         close(fd);
                         continue;
                 }
@@ -185,6 +215,8 @@ void coordinator_link_close(coordinator_link *l, const char *reason) {
         if (l->fd < 0)
                 return;
         log_notice("connection to the coordinator at %s ended: %s", coordinator_link_address(l), reason);
+        tls_close(l->st.ssl);
+        l->st.ssl = NULL;
         close(l->fd);
         l->fd = -1;
         /* Try the other addresses first next time: a stopped leader's socket
@@ -212,7 +244,8 @@ int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret) {
 
         if (l->fd < 0)
                 return -ENOTCONN;
-        r = frame_recv(l->fd, l->dec, &f, 0);
+again:
+        r = stream_recv_frame(&l->st, l->dec, &f);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0)
@@ -220,7 +253,7 @@ int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret) {
         sdlive_peer_received(l->peer);
         switch (f.type) {
         case FRAME_HEARTBEAT:
-                return 0;
+                goto again;
         case FRAME_ASSIGN:
                 if (f.assign.payload_len >= sizeof(ret->payload)) {
                         coordinator_link_close(l, "ASSIGN payload too long for this worker");
@@ -245,7 +278,7 @@ static int send_frame(coordinator_link *l, const frame *f) {
 
         if (l->fd < 0)
                 return -ENOTCONN;
-        r = frame_send(l->fd, f, SEND_TIMEOUT_MS);
+        r = stream_send_frame(&l->st, f, SEND_TIMEOUT_MS);
         if (r < 0)
                 return fail(l, r, "sending");
         sdlive_peer_sent(l->peer);

@@ -27,6 +27,11 @@ typedef struct coordinator_link_config {
         const char *identity;           /* HELLO identity, non-empty */
         uint64_t timeout_usec;          /* coordinator silent this long: reconnect. 0: 30 s */
         uint64_t heartbeat_usec;        /* our heartbeat interval. 0: 10 s */
+        /* TCP addresses go through TLS with this client context (see
+         * tls.h: the coordinator must prove the name or IP dialled). NULL:
+         * in the clear, only with tcp_insecure and to a loopback literal. */
+        struct ssl_ctx_st *tls;
+        bool tcp_insecure;
 } coordinator_link_config;
 
 /* Bytes of the assignment token: a RESULT echoes its ASSIGN's token, the
@@ -46,7 +51,9 @@ coordinator_link *coordinator_link_free(coordinator_link *l);
 
 /* Tries each address once, starting with the one that answered last, and
  * says HELLO on the first that accepts. 0 when connected, else the last
- * -errno. Waits at most a second per address. */
+ * -errno (-EPERM: TCP in the clear not allowed to that address). Waits at
+ * most a second per address for the connection and two for the TLS
+ * handshake. */
 int coordinator_link_connect(coordinator_link *l);
 
 /* The connected socket, -1 when not connected. */
@@ -55,10 +62,11 @@ int coordinator_link_fd(const coordinator_link *l);
 /* Ends the connection (logs reason); no-op when not connected. */
 void coordinator_link_close(coordinator_link *l, const char *reason);
 
-/* Takes one frame already queued on the socket. 1 with *ret filled for an
- * ASSIGN, 0 when nothing (more) is queued or the frame was a HEARTBEAT,
- * < 0 when the connection ended (closed, malformed frame: logged, and the
- * link is closed). */
+/* Takes the next ASSIGN already received, passing HEARTBEATs by. 1 with
+ * *ret filled, 0 when nothing more is queued (call it until then: over
+ * TLS a frame may wait decrypted while the socket is quiet), < 0 when the
+ * connection ended (closed, malformed frame: logged, and the link is
+ * closed). */
 int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret);
 
 /* Sends the RESULT of assignment a (its run, job, attempt and token). 0,

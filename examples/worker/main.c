@@ -26,6 +26,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "supervision.h"
+#include "tls.h"
 
 /* Ranges of the options (docs/daemons.md). */
 #define INTERVAL_MAX_USEC (UINT64_C(7) * 24 * 3600 * SDLIVE_USEC_PER_SEC)
@@ -44,6 +45,8 @@ typedef struct worker_options {
         const char *wedge_file;
         const char *hang_executor_file;
         jobmode_options jobs; /* jobs.link.n_addresses > 0: serve a coordinator */
+        struct tls_files tls; /* all set: TCP through TLS */
+        bool any_tcp;         /* a --coordinator address is TCP */
 } worker_options;
 
 static void usage(void) {
@@ -76,6 +79,12 @@ static void usage(void) {
                "                               coordinator's worker timeout (default 10s;\n"
                "                               up to 1d)\n"
                "  --reconnect-max DUR          longest reconnect backoff (default 5s; up to 1h)\n"
+               "  --tls-cert FILE              TCP through TLS 1.3: our client certificate; its\n"
+               "                               name is the default --identity\n"
+               "  --tls-key FILE               its private key (mode 0600 or stricter)\n"
+               "  --tls-ca FILE                CA that signed the coordinator's certificate;\n"
+               "                               relative FILEs are in $CREDENTIALS_DIRECTORY\n"
+               "  --tcp-insecure               TCP in the clear instead, to loopback IPs only\n"
                "  -h, --help                   show this help and exit\n"
                "  -V, --version                show the version and exit\n"
                "\n"
@@ -83,6 +92,33 @@ static void usage(void) {
                "seconds. Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure,\n"
                "2 bad usage.\n",
                program_invocation_short_name);
+}
+
+/* TCP is through TLS (all three files) or, by explicit choice, in the
+ * clear to loopback literals only; exits 2 otherwise. */
+static void check_transport(const worker_options *o) {
+        bool tls = o->tls.cert || o->tls.key || o->tls.ca;
+        struct address a;
+
+        if (tls && !(o->tls.cert && o->tls.key && o->tls.ca))
+                cli_usage_error("TLS needs all of --tls-cert, --tls-key and --tls-ca");
+        if (tls && o->jobs.link.tcp_insecure)
+                cli_usage_error("--tcp-insecure contradicts the TLS options");
+        if (tls && !o->any_tcp)
+                cli_usage_error("--tls-cert: no TCP --coordinator address to use it with");
+        if (o->jobs.link.tcp_insecure && !o->any_tcp)
+                cli_usage_error("--tcp-insecure: no TCP --coordinator address");
+        if (!o->any_tcp || tls)
+                return;
+        if (!o->jobs.link.tcp_insecure)
+                cli_usage_error("--coordinator: TCP needs --tls-cert, --tls-key and --tls-ca "
+                                "(or --tcp-insecure for loopback)");
+        for (size_t i = 0; i < o->jobs.link.n_addresses; i++)
+                if (address_parse(o->jobs.link.addresses[i], ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &a,
+                                  NULL) == 0 &&
+                    a.kind == ADDRESS_TCP && !address_is_loopback(&a))
+                        cli_usage_error("--tcp-insecure: '%s' is not a loopback IP address",
+                                        o->jobs.link.addresses[i]);
 }
 
 static void parse_options(int argc, char **argv, worker_options *o) {
@@ -98,6 +134,10 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                 OPT_COORDINATOR_TIMEOUT,
                 OPT_HEARTBEAT,
                 OPT_RECONNECT_MAX,
+                OPT_TLS_CERT,
+                OPT_TLS_KEY,
+                OPT_TLS_CA,
+                OPT_TCP_INSECURE,
         };
         static const struct option options[] = {
                 { "interval", required_argument, NULL, OPT_INTERVAL },
@@ -111,6 +151,10 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                 { "coordinator-timeout", required_argument, NULL, OPT_COORDINATOR_TIMEOUT },
                 { "heartbeat", required_argument, NULL, OPT_HEARTBEAT },
                 { "reconnect-max", required_argument, NULL, OPT_RECONNECT_MAX },
+                { "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+                { "tls-key", required_argument, NULL, OPT_TLS_KEY },
+                { "tls-ca", required_argument, NULL, OPT_TLS_CA },
+                { "tcp-insecure", no_argument, NULL, OPT_TCP_INSECURE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
@@ -146,6 +190,7 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                                                 COORDINATOR_LINK_ADDRESSES_MAX);
                         cli_address("--coordinator", optarg, ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &address);
                         o->jobs.link.addresses[o->jobs.link.n_addresses++] = optarg;
+                        o->any_tcp |= address.kind == ADDRESS_TCP;
                         break;
                 case OPT_IDENTITY:
                         o->jobs.link.identity = cli_text("--identity", optarg, IDENTITY_MAX);
@@ -161,11 +206,24 @@ static void parse_options(int argc, char **argv, worker_options *o) {
                         o->jobs.backoff_max_usec =
                                 cli_duration_range("--reconnect-max", optarg, 1, RECONNECT_MAX_USEC);
                         break;
+                case OPT_TLS_CERT:
+                        o->tls.cert = cli_path("--tls-cert", optarg);
+                        break;
+                case OPT_TLS_KEY:
+                        o->tls.key = cli_path("--tls-key", optarg);
+                        break;
+                case OPT_TLS_CA:
+                        o->tls.ca = cli_path("--tls-ca", optarg);
+                        break;
+                case OPT_TCP_INSECURE:
+                        o->jobs.link.tcp_insecure = true;
+                        break;
                 default:
                         cli_common_option(c, argc, argv, usage);
                 }
         }
         cli_no_operands(argc, argv);
+        check_transport(o);
 }
 
 static uint64_t monotonic_usec(void) {
@@ -263,6 +321,7 @@ int main(int argc, char **argv) {
         };
         char interval[DURATION_FORMAT_MAX], silence[DURATION_FORMAT_MAX];
         char identity[64];
+        SSL_CTX *tls_ctx = NULL;
         fault_switch wedge, hang;
         worker w = { .options = &o, .wedge = &wedge };
         monitor *m = NULL;
@@ -275,6 +334,18 @@ int main(int argc, char **argv) {
         if (supervision_start(&w.d, SDLIVE_HANDLE_SIGNALS |
                                     (o.trigger_on_stall ? SDLIVE_TRIGGER_ON_STALL : 0)) < 0)
                 return EXIT_FAILURE;
+        if (o.tls.cert) {
+                char why[512];
+                if (tls_context_new(&o.tls, false, &tls_ctx, why, sizeof(why)) < 0) {
+                        log_error("cannot load the TLS credentials: %s", why);
+                        sdlive_free(w.d);
+                        return EXIT_FAILURE;
+                }
+                o.jobs.link.tls = tls_ctx;
+                /* The coordinator only takes the name the certificate proves. */
+                if (!o.jobs.link.identity && tls_own_name(tls_ctx, identity, sizeof(identity))[0])
+                        o.jobs.link.identity = identity;
+        }
         if (o.jobs.link.n_addresses && !o.jobs.link.identity) {
                 char host[32] = "worker";
                 (void) gethostname(host, sizeof(host) - 1);
@@ -284,11 +355,13 @@ int main(int argc, char **argv) {
         if (executor_start(&w.executor, w.d, o.jobs.link.n_addresses ? job_run : job_checksum,
                            o.progress_check ? o.executor_max_silence_usec : 0, &hang) < 0) {
                 sdlive_free(w.d);
+                SSL_CTX_free(tls_ctx);
                 return EXIT_FAILURE;
         }
         if (monitor_start(&m, w.d) < 0) {
                 executor_stop(w.executor, EXECUTOR_STOP_TIMEOUT_USEC);
                 sdlive_free(w.d);
+                SSL_CTX_free(tls_ctx);
                 return EXIT_FAILURE;
         }
 
@@ -318,5 +391,6 @@ int main(int argc, char **argv) {
                 return status;
         }
         sdlive_free(w.d);
+        SSL_CTX_free(tls_ctx);
         return status;
 }

@@ -1,0 +1,189 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The job link over TCP with TLS 1.3 and client certificates, end to end
+# with the real daemons and a throwaway CA made here with the openssl CLI:
+# a worker with the right certificate does a run (every job counted once);
+# no client certificate, a certificate of another CA, a HELLO name its
+# certificate does not prove, plain TCP and a silent client are refused
+# before costing anything; the worker refuses a coordinator of another CA;
+# key files readable by others and relative names without
+# $CREDENTIALS_DIRECTORY are refused; TCP without TLS needs the explicit
+# loopback-only opt-in.
+#
+# Usage: tls-transport.sh CLUSTER WORKER JOBS_INSPECT
+set -u
+
+CLUSTER=$1 WORKER=$2 INSPECT=$3
+JOBS=300
+unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID STATE_DIRECTORY RUNTIME_DIRECTORY SDLIVE_NODE \
+      SDLIVE_WEDGE_FILE SDLIVE_HANG_EXECUTOR_FILE SDLIVE_SPIN_ELECTION_FILE CREDENTIALS_DIRECTORY
+
+T=$(mktemp -d /tmp/sdlive-tls.XXXXXX)
+PIDS=()
+cleanup() {
+        for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+        rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+wait_log() { # FILE PATTERN SECONDS
+        local deadline=$(( $(now_ms) + $3 * 1000 ))
+        until grep -q -- "$2" "$1" 2>/dev/null; do
+                [ "$(now_ms)" -lt "$deadline" ] || { tail -20 "$1" >&2; fail "no '$2' in $(basename "$1") within $3 s"; }
+                sleep 0.05
+        done
+}
+
+# --- A throwaway PKI -------------------------------------------------------
+umask 077
+cd "$T" || exit 1
+ca() { # NAME
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+                -subj "/CN=$1" -keyout "$1.key" -out "$1.pem" \
+                -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+                2>/dev/null || fail "openssl: CA $1"
+}
+leaf() { # CA NAME EKU SAN
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$2" \
+                -keyout "$2.key" -out "$2.csr" 2>/dev/null &&
+        openssl x509 -req -in "$2.csr" -CA "$1.pem" -CAkey "$1.key" -CAcreateserial -days 2 \
+                -extfile <(printf 'extendedKeyUsage=%s\nsubjectAltName=%s\n' "$3" "$4") \
+                -out "$2.pem" 2>/dev/null || fail "openssl: certificate $2"
+}
+ca ca
+ca other-ca
+leaf ca coordinator serverAuth IP:127.0.0.1
+leaf ca w1 clientAuth DNS:w1
+leaf ca w2 clientAuth DNS:w2
+leaf other-ca w1-foreign clientAuth DNS:w1
+leaf other-ca coordinator-foreign serverAuth IP:127.0.0.1
+chmod 644 ./*.pem
+SERVER_TLS=(--coordinator-tls-cert "$T/coordinator.pem" --coordinator-tls-key "$T/coordinator.key"
+            --coordinator-tls-ca "$T/ca.pem")
+
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ADDR=127.0.0.1:$PORT
+
+# --- Options: TCP without TLS ---------------------------------------------
+expect_usage() { # PATTERN CMD...
+        local pattern=$1; shift
+        "$@" >/dev/null 2>"$T/usage.err"
+        local status=$?
+        [ "$status" = 2 ] && grep -q -- "$pattern" "$T/usage.err" ||
+                { cat "$T/usage.err" >&2; fail "'$*' exited $status, expected 2 and '$pattern'"; }
+}
+expect_usage "TCP needs" "$CLUSTER" --store "sqlite:$T/x.db" --coordinator-tcp "$ADDR"
+expect_usage "not a loopback" "$CLUSTER" --store "sqlite:$T/x.db" --coordinator-tcp 0.0.0.0:7000 \
+        --coordinator-tcp-insecure
+expect_usage "needs all of" "$CLUSTER" --store "sqlite:$T/x.db" --coordinator-tcp "$ADDR" \
+        --coordinator-tls-cert "$T/coordinator.pem"
+expect_usage "TCP needs" "$WORKER" --coordinator "$ADDR"
+expect_usage "not a loopback" "$WORKER" --coordinator 192.0.2.1:7000 --tcp-insecure
+expect_usage "contradicts" "$WORKER" --coordinator "$ADDR" --tcp-insecure --tls-cert w1.pem \
+        --tls-key w1.key --tls-ca ca.pem
+echo "options: TCP without TLS refused unless opted in on loopback"
+
+# --- Credential files ------------------------------------------------------
+cp w1.key loose.key && chmod 644 loose.key
+"$WORKER" --coordinator "$ADDR" --tls-cert "$T/w1.pem" --tls-key "$T/loose.key" --tls-ca "$T/ca.pem" \
+        >/dev/null 2>"$T/loose.err"
+[ $? = 1 ] && grep -q "readable by group or others" "$T/loose.err" ||
+        { cat "$T/loose.err" >&2; fail "a key readable by others was accepted"; }
+"$WORKER" --coordinator "$ADDR" --tls-cert w1.pem --tls-key w1.key --tls-ca ca.pem \
+        >/dev/null 2>"$T/rel.err"
+[ $? = 1 ] && grep -q 'needs $CREDENTIALS_DIRECTORY' "$T/rel.err" ||
+        { cat "$T/rel.err" >&2; fail "a relative name without \$CREDENTIALS_DIRECTORY was accepted"; }
+ln -s "$T/w1.key" link.key
+"$WORKER" --coordinator "$ADDR" --tls-cert "$T/w1.pem" --tls-key "$T/link.key" --tls-ca "$T/ca.pem" \
+        >/dev/null 2>"$T/link.err"
+[ $? = 1 ] || { cat "$T/link.err" >&2; fail "a key behind a symbolic link was accepted"; }
+echo "credentials: loose key mode, relative name without \$CREDENTIALS_DIRECTORY, symlink: refused"
+
+# --- The coordinator --------------------------------------------------------
+"$CLUSTER" --store "sqlite:$T/c.db" --node a --lease 3s --election-poll 200ms \
+        --coordinator-tcp "$ADDR" "${SERVER_TLS[@]}" --job-run "$JOBS" --job-payload noop \
+        --worker-timeout 10s --worker-heartbeat 2s >"$T/cluster.log" 2>&1 &
+CPID=$!
+PIDS+=("$CPID")
+wait_log "$T/cluster.log" "coordinator: serving" 20
+
+refusals() { grep -c "refused: " "$T/cluster.log"; }
+expect_refusal() { # WHAT PATTERN
+        wait_log "$T/cluster.log" "$2" 10
+        echo "refused: $1 ($(grep -m1 -o -- "$2.*" "$T/cluster.log" | cut -c1-100))"
+}
+
+# No client certificate.
+openssl s_client -connect "$ADDR" -CAfile ca.pem -verify_return_error -quiet </dev/null >/dev/null 2>&1
+expect_refusal "no client certificate" "refused: TLS handshake.*certificate"
+# A client certificate from another CA.
+openssl s_client -connect "$ADDR" -CAfile ca.pem -cert w1-foreign.pem -key w1-foreign.key -quiet \
+        </dev/null >/dev/null 2>&1
+expect_refusal "certificate of another CA" "refused: TLS handshake: certificate refused\|refused: TLS handshake: .*unknown ca\|refused: TLS handshake: .*certificate verify failed"
+
+# Plain TCP to the TLS listener: dropped, and it costs no store handle.
+db_fds() { ls -l "/proc/$CPID/fd" 2>/dev/null | grep -c "c\.db"; }
+before_fds=$(db_fds)
+before=$(refusals)
+for _ in $(seq 20); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && printf 'HELLO in the clear\n' >&3 && timeout 5 cat <&3 >/dev/null 2>&1)
+done
+wait_log "$T/cluster.log" "wrong version number\|record layer failure\|packet length too long\|http request" 10
+sleep 0.5
+after=$(refusals)
+after_fds=$(db_fds)
+echo "plain TCP: 20 connections, $((after - before)) refused at the handshake; store descriptors $before_fds -> $after_fds"
+[ $((after - before)) -ge 20 ] || fail "plain TCP: only $((after - before)) of 20 refused"
+[ "$after_fds" -le "$before_fds" ] || fail "plain TCP connections cost store descriptors"
+grep -q "worker .* connected" "$T/cluster.log" && fail "a peer without a certificate got to HELLO"
+
+# A silent client is cut off at the handshake bound (5 s).
+t0=$(now_ms)
+(exec 3<>"/dev/tcp/127.0.0.1/$PORT" && timeout 20 cat <&3 >/dev/null 2>&1)
+silent_ms=$(( $(now_ms) - t0 ))
+echo "silent client cut off after $silent_ms ms (bound 5000 ms)"
+[ "$silent_ms" -ge 4500 ] && [ "$silent_ms" -le 9000 ] || fail "silent client held for $silent_ms ms"
+
+# A worker whose HELLO name is not its certificate's.
+"$WORKER" --coordinator "$ADDR" --identity w1 --tls-cert "$T/w2.pem" --tls-key "$T/w2.key" \
+        --tls-ca "$T/ca.pem" --reconnect-max 1s >"$T/w-mismatch.log" 2>&1 &
+MPID=$!
+PIDS+=("$MPID")
+expect_refusal "HELLO name not the certificate's" "HELLO as 'w1' but the certificate is 'w2'"
+kill -TERM "$MPID"; wait "$MPID"
+
+# The worker refuses a coordinator whose certificate is of another CA.
+"$WORKER" --coordinator "$ADDR" --tls-cert "$T/w1.pem" --tls-key "$T/w1.key" \
+        --tls-ca "$T/other-ca.pem" --reconnect-max 1s >"$T/w-foreign.log" 2>&1 &
+FPID=$!
+PIDS+=("$FPID")
+wait_log "$T/w-foreign.log" "certificate refused" 10
+kill -TERM "$FPID"; wait "$FPID"
+grep -q "connected to the coordinator" "$T/w-foreign.log" && fail "the worker trusted a coordinator of another CA"
+echo "refused by the worker: coordinator certificate of another CA"
+
+grep -q "job.*done\|counted" "$T/cluster.log"
+[ "$("$INSPECT" "sqlite:$T/c.db" | sed -n 's/.*done_count=\([0-9]*\).*/\1/p')" = 0 ] ||
+        fail "jobs were done by a refused peer"
+
+# --- A real worker over TLS --------------------------------------------------
+mkdir creds && cp w1.pem w1.key ca.pem creds/ && chmod 400 creds/*
+t0=$(now_ms)
+CREDENTIALS_DIRECTORY=$T/creds "$WORKER" --coordinator "$ADDR" --tls-cert w1.pem --tls-key w1.key \
+        --tls-ca ca.pem >"$T/worker.log" 2>&1 &
+WPID=$!
+PIDS+=("$WPID")
+wait_log "$T/cluster.log" "run 1 complete" 60
+echo "worker w1 over TLS: $JOBS jobs in $(( $(now_ms) - t0 )) ms"
+grep -q "worker w1 connected (tls 127.0.0.1:" "$T/cluster.log" || fail "w1 not served over TLS"
+kill -TERM "$WPID" "$CPID"
+wait "$WPID"; wait "$CPID"
+summary=$("$INSPECT" "sqlite:$T/c.db")
+echo "store: $summary"
+case "$summary" in
+"total=$JOBS done_count=$JOBS jobs_done=$JOBS missing=0 "*) ;;
+*) fail "run not complete and counted once" ;;
+esac
+echo PASS
