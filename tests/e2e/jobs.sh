@@ -41,8 +41,16 @@ done_count() { local d; d=$(field done_count); echo "${d:-0}"; }
 done_at_least() { (($(done_count) >= $1)); }
 holder() { local h; h=$(field holder); [[ $h == - ]] || echo "$h"; }
 holder_is() { [[ $(holder) == "$1" ]]; }
-held() { "$inspect_bin" "$url" held "$1" 2>/dev/null || echo 0; }
-holds_nothing() { [[ $(held "$1") == 0 ]]; }
+# read_held <worker>: HELD = the jobs of run 1 in flight at the worker. A
+# store that cannot be read fails the test; it never reads as "holds nothing"
+# (which would pass for a reap).
+read_held() {
+  local out
+  out=$("$inspect_bin" "$url" held "$1" 2>&1) && [[ $out =~ ^[0-9]+$ ]] ||
+    harness_fail "cannot read the jobs $1 holds from the store: ${out:-jobs-inspect failed}"
+  HELD=$out
+}
+holds_nothing() { read_held "$1" && ((HELD == 0)); }
 # new_term <generation>: someone holds the lease with a later generation.
 new_term() { [[ -n $(holder) ]] && (($(field generation) > $1)); }
 unit_of_node() { echo "sdlive-cluster@$1.service"; }
@@ -111,7 +119,8 @@ pid=$(harness_prop "$unit" MainPID)
 kill -STOP "$pid"
 t0=$(harness_now_us)
 sleep 0.05
-n=$(held w1)
+read_held w1
+n=$HELD
 harness_wait 10 "the frozen w1 reaped" holds_nothing w1
 ms=$(harness_ms_since "$t0")
 ((n > 0)) || harness_fail "w1 held no job when frozen: the fault came too late"
