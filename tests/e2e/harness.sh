@@ -63,12 +63,23 @@ harness_now_us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
 # harness_ms_since <start_us>: milliseconds elapsed.
 harness_ms_since() { echo $((($(harness_now_us) - $1) / 1000)); }
 
+# harness_seconds_us <seconds> <var>: sets var to a duration given in
+# seconds ("10", "5.5", "0.25") in microseconds, fraction included;
+# anything else fails the test.
+harness_seconds_us() {
+  [[ $1 =~ ^([0-9]+)(\.([0-9]*))?$|^\.([0-9]+)$ ]] || harness_fail "not a duration in seconds: \"$1\""
+  local whole=${BASH_REMATCH[1]:-0} frac=${BASH_REMATCH[3]}${BASH_REMATCH[4]}000000
+  printf -v "$2" '%d' $((10#$whole * 1000000 + 10#${frac:0:6}))
+}
+
 # harness_wait <seconds> <description> <command...>: poll every 50 ms until
 # the command succeeds; fail the test at the deadline.
 harness_wait() {
   local seconds=$1 what=$2
   shift 2
-  local deadline=$(($(harness_now_us) + ${seconds%.*} * 1000000))
+  local deadline
+  harness_seconds_us "$seconds" deadline
+  deadline=$((deadline + $(harness_now_us)))
   until "$@"; do
     if (($(harness_now_us) > deadline)); then
       harness_fail "timed out after ${seconds}s waiting for: $what"
@@ -228,7 +239,9 @@ harness_expect_healthy() {
 harness_watch_healthy() {
   local seconds=$1 restarts=$2 unit
   shift 2
-  local end=$(($(harness_now_us) + ${seconds%.*} * 1000000))
+  local end
+  harness_seconds_us "$seconds" end
+  end=$((end + $(harness_now_us)))
   while (($(harness_now_us) < end)); do
     for unit in "$@"; do harness_expect_healthy "$unit" "$restarts"; done
     sleep 0.25
