@@ -192,6 +192,12 @@ text cluster --job-payload "${PAYLOAD256:1}" "$PAYLOAD256"
 path cluster --store
 path cluster --wedge-file
 path cluster --spin-election-file
+path cluster --coordinator-tls-cert
+path cluster --coordinator-tls-key
+path cluster --coordinator-tls-ca
+path worker --tls-cert
+path worker --tls-key
+path worker --tls-ca
 unix_socket cluster --coordinator-socket
 tcp cluster --coordinator-tcp yes
 accepted cluster $(for i in $(seq 16); do echo "--coordinator-allow-uid=$i"; done)

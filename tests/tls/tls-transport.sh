@@ -146,6 +146,21 @@ silent_ms=$(( $(now_ms) - t0 ))
 echo "silent client cut off after $silent_ms ms (bound 5000 ms)"
 [ "$silent_ms" -ge 4500 ] && [ "$silent_ms" -le 9000 ] || fail "silent client held for $silent_ms ms"
 
+# A flood of silent clients: handshakes in progress count against the
+# connection cap (256), the surplus is refused at once, and all are cut
+# off at the handshake bound, after which a worker is served again.
+flood=()
+for _ in $(seq 266); do
+        exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || break
+        flood+=("$fd")
+done
+wait_log "$T/cluster.log" "cannot serve a new worker" 10
+sleep 1
+over=$(grep -c "cannot serve a new worker" "$T/cluster.log")
+echo "flood: ${#flood[@]} silent connections, $over refused beyond the cap"
+[ "${#flood[@]}" = 266 ] && [ "$over" -ge 10 ] || fail "flood: $over of ${#flood[@]} refused, expected >= 10"
+for fd in "${flood[@]}"; do exec {fd}>&-; done
+
 # A worker whose HELLO name is not its certificate's.
 "$WORKER" --coordinator "$ADDR" --identity w1 --tls-cert "$T/w2.pem" --tls-key "$T/w2.key" \
         --tls-ca "$T/ca.pem" --reconnect-max 1s >"$T/w-mismatch.log" 2>&1 &
