@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,11 +115,12 @@ int sdlive_new(sdlive **ret, const sdlive_options *opts);
 sdlive *sdlive_free(sdlive *d);
 
 /* > 0 when NOTIFY_SOCKET names a socket address (the process is
- * supervised); whether anything listens there shows only when a send
- * fails (-ENOENT or -ECONNREFUSED). 0 when it is unset or empty, or in a
- * process other than the handle's creator. -EINVAL when it is malformed or
- * too long, -EAFNOSUPPORT when it is neither an absolute path nor an
- * abstract "@name" (a relative path gives -EAFNOSUPPORT). */
+ * supervised): an absolute path, an abstract "@name", or "vsock:CID:PORT"
+ * (decimal, each at most 2^32 - 1). Whether anything listens there shows
+ * only when a send fails (-ENOENT or -ECONNREFUSED for a path). 0 when it is
+ * unset or empty, or in a process other than the handle's creator. -EINVAL
+ * when it is malformed or too long, -EAFNOSUPPORT when it is none of the
+ * three forms (a relative path gives -EAFNOSUPPORT). */
 int sdlive_supervised(const sdlive *d);
 
 /* ------------------------------------------------------------------ */
@@ -144,6 +146,52 @@ int sdlive_notify_status(sdlive *d, const char *format, ...)
 int sdlive_notify_errno(sdlive *d, int error);
 /* EXTEND_TIMEOUT_USEC=: asks for more start/stop/runtime time. */
 int sdlive_notify_extend_timeout(sdlive *d, uint64_t usec);
+
+/* BARRIER=1: returns once the manager has processed every message sent
+ * before it (it closes the pipe end sent along; as sd_notify_barrier()).
+ * Blocks the calling thread up to timeout_usec (UINT64_MAX: no limit) and
+ * does not pet meanwhile. > 0 processed, 0 not supervised, -ETIMEDOUT,
+ * -EOPNOTSUPP over vsock (no descriptor passing), or a pipe/send error. */
+int sdlive_notify_barrier(sdlive *d, uint64_t timeout_usec);
+
+/* MAINPID=pid: the service's main process is now pid (> 0, else -EINVAL).
+ * The manager accepts it only from a process it allows (NotifyAccess=). */
+int sdlive_notify_mainpid(sdlive *d, pid_t pid);
+
+/* EXIT_STATUS=status (0..255, else -EINVAL): the exit status the manager
+ * records for the service (systemd 254 and later; older ones ignore it). */
+int sdlive_notify_exit_status(sdlive *d, int status);
+
+/* Longest D-Bus error name. */
+#define SDLIVE_BUS_ERROR_MAX 255
+
+/* BUSERROR=name: a D-Bus error name to go with a failure, e.g.
+ * "org.freedesktop.DBus.Error.TimedOut" (systemd 254 and later). name must be
+ * a valid D-Bus name: two or more dot-separated elements of [A-Za-z0-9_],
+ * none starting with a digit, at most SDLIVE_BUS_ERROR_MAX bytes
+ * (-EINVAL otherwise). */
+int sdlive_notify_bus_error(sdlive *d, const char *name);
+
+enum {
+        SDLIVE_NOTIFY_ACCESS_NONE = 0,
+        SDLIVE_NOTIFY_ACCESS_MAIN = 1,
+        SDLIVE_NOTIFY_ACCESS_EXEC = 2,
+        SDLIVE_NOTIFY_ACCESS_ALL = 3,
+};
+
+/* NOTIFYACCESS=none|main|exec|all: changes the unit's NotifyAccess= at run
+ * time (systemd 254 and later). access is an SDLIVE_NOTIFY_ACCESS_* value
+ * (-EINVAL otherwise). */
+int sdlive_notify_access(sdlive *d, int access);
+
+/* KEY=VALUE for a field this library has no call for. key: an uppercase
+ * letter or '_' then uppercase letters, digits and '_' (non-empty), and not
+ * FDSTORE or BARRIER (they need descriptors: use their calls); value: any
+ * bytes but a newline (so it cannot start another assignment), possibly
+ * empty. -EINVAL for a bad key or value, -E2BIG when "KEY=VALUE" exceeds one
+ * 4096-byte datagram. The value is sent as given, not cleaned as STATUS=
+ * text is. */
+int sdlive_notify_raw(sdlive *d, const char *key, const char *value);
 
 /* ------------------------------------------------------------------ */
 /* File descriptor store (FileDescriptorStoreMax= in the unit)         */

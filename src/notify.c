@@ -8,11 +8,17 @@
  * datagram socket and sends with MSG_DONTWAIT; a full queue is -EAGAIN.
  * The manager identifies us by the SCM_CREDENTIALS the kernel attaches
  * (the manager sets SO_PASSCRED), as with sd_notify().
+ *
+ * A vsock manager (NOTIFY_SOCKET=vsock:CID:PORT, a virtual machine's host)
+ * reads one message per connection: each message gets its own
+ * non-blocking SOCK_SEQPACKET connection, or SOCK_STREAM where the
+ * transport lacks it, with a bounded connect. Descriptors cannot cross it.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -20,31 +26,17 @@
 #include "sdlive-internal.h"
 
 int sdlive_notify_open(sdlive *d, const char *socket_env) {
-        size_t len;
-        int fd;
+        int r, fd;
 
         d->notify_fd = -1;
-        if (!socket_env || !*socket_env)
-                return 0;
-
-        if (socket_env[0] != '/' && socket_env[0] != '@') {
-                d->notify_error = -EAFNOSUPPORT;
-                return 0;
-        }
-        len = strlen(socket_env);
-        if (len >= sizeof(d->notify_addr.sun_path) || len < 2) {
-                d->notify_error = -EINVAL;
+        r = sdlive_notify_parse_address(socket_env, &d->notify_addr);
+        if (r <= 0) {
+                d->notify_error = r;
+                memset(&d->notify_addr, 0, sizeof(d->notify_addr));
                 return 0;
         }
-
-        memset(&d->notify_addr, 0, sizeof(d->notify_addr));
-        d->notify_addr.sun_family = AF_UNIX;
-        memcpy(d->notify_addr.sun_path, socket_env, len);
-        if (socket_env[0] == '@')
-                d->notify_addr.sun_path[0] = '\0'; /* abstract namespace */
-        d->notify_addr_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + len +
-                                          (socket_env[0] == '/' ? 1 : 0));
-
+        if (d->notify_addr.sa.sa_family != AF_UNIX)
+                return 0; /* vsock: a connection per message */
         fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return -errno;
@@ -58,12 +50,69 @@ void sdlive_notify_close(sdlive *d) {
         d->notify_fd = -1;
 }
 
+bool sdlive_notify_usable(const sdlive *d) {
+        return d && d->notify_addr.sa.sa_family != AF_UNSPEC && sdlive_owner(d);
+}
+
 int sdlive_notify_send(sdlive *d, const char *msg, size_t len) {
         return sdlive_notify_send_fds(d, msg, len, NULL, 0);
 }
 
-bool sdlive_notify_usable(const sdlive *d) {
-        return d && d->notify_fd >= 0 && sdlive_owner(d);
+static bool type_unsupported(int error) {
+        return error == ESOCKTNOSUPPORT || error == EPROTONOSUPPORT || error == EOPNOTSUPP ||
+               error == EPROTOTYPE;
+}
+
+/* A connected vsock socket of this type, or -errno. The connect waits at
+ * most SDLIVE_VSOCK_CONNECT_MSEC. */
+static int vsock_connect(const sdlive *d, int type) {
+        struct pollfd p = { .events = POLLOUT };
+        socklen_t elen = sizeof(int);
+        int fd, r, error = 0;
+
+        fd = socket(AF_VSOCK, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, &d->notify_addr.sa, d->notify_addr.len) == 0)
+                return fd;
+        r = -errno;
+        if (r == -EINPROGRESS) {
+                p.fd = fd;
+                r = poll(&p, 1, SDLIVE_VSOCK_CONNECT_MSEC);
+                if (r == 0)
+                        r = -ETIMEDOUT;
+                else if (r < 0)
+                        r = -errno;
+                else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &elen) < 0)
+                        r = -errno;
+                else if (error)
+                        r = -error;
+                else
+                        return fd;
+        }
+        (void) close(fd);
+        return r;
+}
+
+/* One message on one vsock connection: the manager reads a connection to
+ * its end. SOCK_SEQPACKET, or SOCK_STREAM where the transport lacks it (the
+ * socket or the connect says so), as libsystemd falls back. */
+static int send_vsock(const sdlive *d, const char *msg, size_t len) {
+        ssize_t n;
+        int fd, r;
+
+        fd = vsock_connect(d, SOCK_SEQPACKET);
+        if (fd < 0 && type_unsupported(-fd))
+                fd = vsock_connect(d, SOCK_STREAM);
+        if (fd < 0)
+                return fd;
+        n = send(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0)
+                r = -errno;
+        else
+                r = (size_t) n == len ? 1 : -EIO;
+        (void) close(fd);
+        return r;
 }
 
 int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fds, size_t n_fds) {
@@ -79,8 +128,12 @@ int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fd
                 return 0;
         if (n_fds > SDLIVE_NOTIFY_FDS_MAX)
                 return -EINVAL;
-        mh.msg_name = &d->notify_addr;
-        mh.msg_namelen = d->notify_addr_len;
+        if (d->notify_addr.sa.sa_family == AF_VSOCK)
+                /* SCM_RIGHTS exists only on AF_UNIX sockets. */
+                return n_fds > 0 ? -EOPNOTSUPP : send_vsock(d, msg, len);
+
+        mh.msg_name = &d->notify_addr.un;
+        mh.msg_namelen = d->notify_addr.len;
         if (n_fds > 0) {
                 struct cmsghdr *c;
 
@@ -234,5 +287,5 @@ SDLIVE_EXPORT int sdlive_supervised(const sdlive *d) {
                 return 0;
         if (d->notify_error)
                 return d->notify_error;
-        return d->notify_fd >= 0;
+        return d->notify_addr.sa.sa_family != AF_UNSPEC;
 }

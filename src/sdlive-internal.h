@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <linux/vm_sockets.h>
 #include <time.h>
 
 #include "clock.h"
@@ -19,6 +20,8 @@
 
 /* What systemd reads of one notification datagram. */
 #define SDLIVE_NOTIFY_MAX 4096
+/* Longest wait for a vsock connection to the manager. */
+#define SDLIVE_VSOCK_CONNECT_MSEC 100
 
 /* The coarse clock serves the not-due test only for intervals at least this
  * many times its resolution (4 ms ticks: intervals of 400 ms and more). */
@@ -32,6 +35,16 @@
 /* Set in a progress loop's last_beat while it is parked; the other bits
  * keep the time of its last beat. */
 #define SDLIVE_PARKED (UINT64_C(1) << 63)
+
+/* Where notifications go (notify-address.c). */
+typedef struct sdlive_notify_address {
+        union {
+                struct sockaddr sa;
+                struct sockaddr_un un;
+                struct sockaddr_vm vm;
+        };
+        socklen_t len;
+} sdlive_notify_address;
 
 struct sdlive_progress {
         sdlive *owner;
@@ -51,11 +64,12 @@ struct sdlive {
         const sdlive_clock_ops *clock_ops;
         void *clock_userdata;
 
-        /* Notify socket (notify.c). notify_fd < 0: not supervised. */
+        /* Notify socket (notify.c). An AF_UNIX address has one datagram
+         * socket, notify_fd; an AF_VSOCK one gets a connection per message.
+         * notify_addr.un.sun_family 0 (AF_UNSPEC): not supervised. */
         int notify_fd;
         int notify_error; /* why NOTIFY_SOCKET was unusable, or 0 */
-        struct sockaddr_un notify_addr;
-        socklen_t notify_addr_len;
+        sdlive_notify_address notify_addr;
 
         /* Watchdog (watchdog.c). */
         int watchdog_error;                /* why WATCHDOG_USEC was refused, or 0 */
@@ -100,6 +114,11 @@ int sdlive_clock_poll(const sdlive *d, struct pollfd *fds, nfds_t n, uint64_t ti
  * so kept off the not-due pet path. */
 bool sdlive_owner(const sdlive *d);
 
+/* notify-address.c: parses NOTIFY_SOCKET. 1 and *out filled; 0 unset or
+ * empty; -EAFNOSUPPORT neither an absolute path, "@name" nor "vsock:";
+ * -EINVAL malformed or too long. */
+int sdlive_notify_parse_address(const char *env, sdlive_notify_address *out);
+
 /* notify.c */
 /* true when d may send: supervised and used by the process that created it. */
 bool sdlive_notify_usable(const sdlive *d);
@@ -113,6 +132,11 @@ int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fd
 /* Builds "STATUS=<text>" with text made one valid UTF-8 line that fits one
  * datagram; returns the message length. out must hold SDLIVE_NOTIFY_MAX + 1. */
 size_t sdlive_status_message(char *out, const char *text);
+
+/* notify-fields.c: a D-Bus error name (two or more elements); a raw
+ * KEY=VALUE's arguments (0, -EINVAL or -E2BIG). */
+bool sdlive_bus_error_valid(const char *name);
+int sdlive_notify_raw_check(const char *key, const char *value);
 
 /* fdstore.c: FDNAME= as the manager accepts it (non-empty). */
 bool sdlive_fdname_valid(const char *name);

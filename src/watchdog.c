@@ -119,7 +119,7 @@ int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override) {
         if (r < 0)
                 d->watchdog_error = r;
         /* A watchdog without a socket to pet through is not armed. */
-        bool armed = r == 0 && d->notify_fd >= 0;
+        bool armed = r == 0 && d->notify_addr.sa.sa_family != AF_UNSPEC;
 
         if (d->flags & SDLIVE_UNSET_WATCHDOG_ENV) {
                 (void) unsetenv("WATCHDOG_USEC");

@@ -14,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <linux/vm_sockets.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -32,12 +33,31 @@ static bool fails_now(int *countdown) {
         return false;
 }
 
+/* AF_VSOCK sockets: 0 real, 1 the kernel has no vsock, 2 no SEQPACKET.
+ * The types asked for are recorded. */
+static int vsock_mode, vsock_types[8];
+static unsigned n_vsock_types;
+
 int __real_socket(int domain, int type, int protocol);
 int __wrap_socket(int domain, int type, int protocol);
 int __wrap_socket(int domain, int type, int protocol) {
         if (fails_now(&fail_socket)) {
                 errno = EMFILE;
                 return -1;
+        }
+        if (domain == AF_VSOCK) {
+                int base = type & ~(SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+                if (n_vsock_types < 8)
+                        vsock_types[n_vsock_types++] = base;
+                if (vsock_mode == 1) {
+                        errno = EAFNOSUPPORT;
+                        return -1;
+                }
+                if (vsock_mode == 2 && base == SOCK_SEQPACKET) {
+                        errno = ESOCKTNOSUPPORT;
+                        return -1;
+                }
         }
         return __real_socket(domain, type, protocol);
 }
@@ -181,10 +201,40 @@ static void test_timerfd_failure(void **state) {
         assert_string_equal(base, after);
 }
 
+/* NOTIFY_SOCKET=vsock:...: no socket at sdlive_new(); a kernel without
+ * vsock gives -EAFNOSUPPORT per message; a transport without SOCK_SEQPACKET
+ * falls back to SOCK_STREAM. */
+static void test_vsock_fallback(void **state) {
+        harness_fixture *f = *state;
+        int r;
+
+        setenv("NOTIFY_SOCKET", "vsock:3:9", 1);
+        n_vsock_types = 0;
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        assert_int_equal(n_vsock_types, 0);
+        assert_true(sdlive_supervised(f->d) > 0);
+
+        vsock_mode = 1;
+        assert_int_equal(sdlive_notify_ready(f->d), -EAFNOSUPPORT);
+        assert_int_equal(n_vsock_types, 1);
+        assert_int_equal(vsock_types[0], SOCK_SEQPACKET);
+
+        vsock_mode = 2;
+        n_vsock_types = 0;
+        r = sdlive_notify_ready(f->d);
+        print_message("without SOCK_SEQPACKET: %d (%s)\n", r, strerror(-r));
+        assert_true(r < 0);
+        assert_int_equal(n_vsock_types, 2);
+        assert_int_equal(vsock_types[0], SOCK_SEQPACKET);
+        assert_int_equal(vsock_types[1], SOCK_STREAM);
+        vsock_mode = 0;
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 HARNESS_TEST(test_new_failures_leave_fds_alone),
                 HARNESS_TEST(test_timerfd_failure),
+                HARNESS_TEST(test_vsock_fallback),
         };
 
         return cmocka_run_group_tests_name("faults", tests, NULL, NULL);

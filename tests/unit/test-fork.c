@@ -48,6 +48,12 @@ static int child_checks(sdlive *d, harness_clock *c) {
         EXPECT(sdlive_notify_fdstore(d, p, 1, "child", 0), 0);
         EXPECT(sdlive_notify_fdstore_remove(d, "child"), 0);
         EXPECT(sdlive_watchdog_trigger(d), 0);
+        EXPECT(sdlive_notify_barrier(d, 10 * SEC), 0);
+        EXPECT(sdlive_notify_mainpid(d, getpid()), 0);
+        EXPECT(sdlive_notify_exit_status(d, 3), 0);
+        EXPECT(sdlive_notify_bus_error(d, "a.b"), 0);
+        EXPECT(sdlive_notify_access(d, SDLIVE_NOTIFY_ACCESS_ALL), 0);
+        EXPECT(sdlive_notify_raw(d, "KEY", "child"), 0);
         EXPECT(sdlive_watchdog_set_timeout(d, 30 * SEC), 0);
         /* The child's own stop: its sleeps end, the parent's do not. */
         EXPECT(sdlive_request_stop(d), 0);

@@ -260,6 +260,17 @@ static void test_null_everywhere(void **state) {
         assert_int_equal(sdlive_notify_fdstore(NULL, NULL, 1, "x", 0), -EINVAL);
         assert_int_equal(sdlive_notify_fdstore_remove(NULL, "x"), 0);
         assert_int_equal(sdlive_notify_fdstore_remove(NULL, NULL), -EINVAL);
+        assert_int_equal(sdlive_notify_barrier(NULL, SEC), 0);
+        assert_int_equal(sdlive_notify_mainpid(NULL, 1), 0);
+        assert_int_equal(sdlive_notify_mainpid(NULL, 0), -EINVAL);
+        assert_int_equal(sdlive_notify_exit_status(NULL, 1), 0);
+        assert_int_equal(sdlive_notify_exit_status(NULL, 256), -EINVAL);
+        assert_int_equal(sdlive_notify_bus_error(NULL, "a.b"), 0);
+        assert_int_equal(sdlive_notify_bus_error(NULL, NULL), -EINVAL);
+        assert_int_equal(sdlive_notify_access(NULL, SDLIVE_NOTIFY_ACCESS_ALL), 0);
+        assert_int_equal(sdlive_notify_access(NULL, 9), -EINVAL);
+        assert_int_equal(sdlive_notify_raw(NULL, "KEY", "v"), 0);
+        assert_int_equal(sdlive_notify_raw(NULL, NULL, "v"), -EINVAL);
 
         /* Watchdog. */
         assert_int_equal(sdlive_watchdog_enabled(NULL, &usec), 0);

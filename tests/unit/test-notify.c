@@ -226,8 +226,14 @@ static void test_malformed_socket(void **state) {
                 const char *value;
                 int error, alt_error;
         } cases[] = {
-                { "relative/path", -EAFNOSUPPORT, -EINVAL },
-                { "vsock:1:2", -EAFNOSUPPORT, -EAFNOSUPPORT },
+                { "relative/path", -EAFNOSUPPORT, -EAFNOSUPPORT },
+                { "notify", -EAFNOSUPPORT, -EAFNOSUPPORT },
+                { "unix:/run/notify", -EAFNOSUPPORT, -EAFNOSUPPORT },
+                { "vsock:1", -EINVAL, -EINVAL },
+                { "vsock:1:", -EINVAL, -EINVAL },
+                { "vsock:x:2", -EINVAL, -EINVAL },
+                { "vsock:4294967296:2", -EINVAL, -EINVAL },
+                { "@", -EINVAL, -EINVAL },
                 { too_long, -EINVAL, -EINVAL },
         };
 
