@@ -22,7 +22,8 @@
  *   max_wait_ms=
  * (requests and dropped: keepers; connections and connection_dropped: the
  * connecting thread; retries, lost, refused: both; max_wait_ms: the longest
- * a request waited for its answer, retries included.)
+ * a request waited for its answer, retries included, since the previous
+ * line.)
  */
 #include <errno.h>
 #include <poll.h>
@@ -243,7 +244,7 @@ static void print_totals(void) {
         printf("requests=%llu retries=%llu lost=%llu dropped=%llu refused=%llu connections=%llu "
                "connection_dropped=%llu max_wait_ms=%llu\n",
                V(requests), V(retries), V(lost), V(dropped), V(refused), V(connections),
-               V(connection_dropped), V(max_wait_ms));
+               V(connection_dropped), (unsigned long long) atomic_exchange(&totals.max_wait_ms, 0));
 #undef V
         fflush(stdout);
 }
