@@ -24,3 +24,19 @@ set_tests_properties(e2e.cluster-large-pass PROPERTIES
   TIMEOUT 120
   SKIP_RETURN_CODE 77
   ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-large-pass")
+
+# Failover at the shipped defaults (no scaling: ~1 min per store), in its
+# own label: ctest -L e2e-defaults. Note that -L e2e matches it too.
+foreach(backend sqlite postgresql)
+  if(backend STREQUAL "postgresql" AND NOT SDLIVE_STORE_HAVE_POSTGRES)
+    continue()
+  endif()
+  add_test(NAME e2e-defaults.cluster-${backend}
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-defaults.sh ${backend})
+  set_tests_properties(e2e-defaults.cluster-${backend} PROPERTIES
+    LABELS "e2e-defaults;cluster"
+    RUN_SERIAL TRUE
+    TIMEOUT 300
+    SKIP_RETURN_CODE 77
+    ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-defaults-${backend}")
+endforeach()
