@@ -3,7 +3,9 @@
 # builds into ./build, starts a private systemd user manager (no effect on
 # the host's systemd), runs the reference daemons from the units this build
 # ships (WatchdogSec scaled to 2s by drop-ins), wedges the worker's main loop
-# and shows systemd killing and restarting it, then cleans up.
+# and shows systemd killing and restarting it, fails the cluster's leader
+# twice (a crash, then a wedge) and times the standby's takeover, then
+# cleans up.
 #
 #   scripts/demo.sh            as root; logs stay in build/demo-logs
 set -euo pipefail
@@ -56,7 +58,7 @@ for unit in $(harness_units); do
   armed=$(grep -m1 '^WatchdogSec=' "$HARNESS_STAGE$HARNESS_UNIT_DIR/$unit" || echo "no WatchdogSec= (never pets)")
   printf '  %-28s %s\n' "$unit" "$armed"
 done
-echo "  (this demo scales WatchdogSec=60s down to $SDLIVE_E2E_WATCHDOG with drop-ins)"
+echo "  (this demo scales every WatchdogSec= down to $SDLIVE_E2E_WATCHDOG with drop-ins)"
 
 harness_units_install
 if [[ -n $cluster ]]; then
@@ -74,16 +76,30 @@ harness_start_units "${units[@]}"
 sleep 3
 harness_show "${units[@]}"
 
-# The cluster failover: a second member stands by, the leader's main loop
-# wedges (its lease refresher thread still runs), the watchdog kills it, the
-# lease expires, the standby takes over.
+# The cluster failovers: a second member stands by; the leader crashes (the
+# unit's ExecStopPost= releases its lease, the release wakes the standby),
+# then the new leader's main loop wedges (its health gate releases the lease
+# before the watchdog kills it). Each takeover is timed.
 demo_cluster_failover() {
   [[ -n $cluster ]] || return 0
-  local bin url leader follower t0 ms="" deaths
+  local bin url leader follower t0 ms deaths unit offset
   bin=$(harness_binary cluster)
   url=sqlite:$(harness_state_dir cluster)/cluster.db
   holder() { "$bin" --store "$url" --inspect 2>/dev/null | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
   has_holder() { [[ -n $(holder) ]]; }
+  other() { [[ $1 == node1 ]] && echo node2 || echo node1; }
+  # takeover <follower> <t0>: ms until follower holds the lease.
+  takeover() {
+    until [[ $(holder) == "$1" ]]; do
+      (($(harness_ms_since "$2") < 20000)) || harness_fail "no failover within 20 s"
+      sleep 0.02
+    done
+    harness_ms_since "$2"
+  }
+  back_as_standby() {
+    harness_wait 20 "$1 restarted" harness_prop_is "$1" ActiveState active
+    harness_wait 10 "$1 standing by" bash -c "tail -n +$(($2 + 1)) '$HARNESS_LOG_DIR/$1.log' | grep -q 'standby: lease'"
+  }
 
   say "Cluster: a second member joins; one leads, the other stands by"
   harness_start_units "$standby"
@@ -91,26 +107,36 @@ demo_cluster_failover() {
   harness_wait 10 "a leader" has_holder
   sleep 1
   harness_show "$cluster" "$standby"
-  leader=$(holder)
-  follower=$([[ $leader == node1 ]] && echo node2 || echo node1)
 
-  say "Wedging the leader, sdlive-cluster@$leader (lease 3s, election poll 500ms)"
-  local unit=sdlive-cluster@$leader.service
+  leader=$(holder) follower=$(other "$(holder)")
+  unit=sdlive-cluster@$leader.service
+  say "Crash: SIGKILL to the leader, $unit"
+  offset=$(wc -l <"$HARNESS_LOG_DIR/$unit.log")
+  t0=$(harness_now_us)
+  systemctl --user kill --signal=SIGKILL -- "$unit"
+  ms=$(takeover "$follower" "$t0")
+  echo "  $unit: $(harness_deaths "$unit" | tail -n 1); its ExecStopPost= says:"
+  tail -n "+$((offset + 1))" -- "$HARNESS_LOG_DIR/$unit.log" | grep 'after its holder' | sed 's/^/    /' || true
+  echo "  sdlive-cluster@$follower leads after ${ms} ms (the lease was released as soon as the process was gone;"
+  echo "  without that it would have waited for the lease: 3000 ms)"
+  back_as_standby "$unit" "$offset"
+
+  leader=$(holder) follower=$(other "$(holder)")
+  unit=sdlive-cluster@$leader.service
+  say "Wedge: the leader's main loop hangs (its lease refresher thread still runs), $unit"
+  offset=$(wc -l <"$HARNESS_LOG_DIR/$unit.log")
   deaths=$(harness_death_count "$unit")
   touch -- "$(harness_wedge_file "$unit")"
   t0=$(harness_now_us)
-  while [[ -z $ms ]] || (($(harness_death_count "$unit") == deaths)); do
-    (($(harness_ms_since "$t0") < 20000)) || harness_fail "no failover within 20 s"
-    (($(harness_death_count "$unit") > deaths)) && rm -f -- "$(harness_wedge_file "$unit")"
-    [[ -z $ms && $(holder) == "$follower" ]] && ms=$(harness_ms_since "$t0")
-    sleep 0.05
-  done
+  ms=$(takeover "$follower" "$t0")
+  echo "  sdlive-cluster@$follower leads after ${ms} ms (bound: health-gate stale + 2 checks + pet interval"
+  echo "  = WatchdogSec/2 + WatchdogSec/4 + WatchdogSec/6 = 1833 ms); the wedged leader's log:"
+  tail -n "+$((offset + 1))" -- "$HARNESS_LOG_DIR/$unit.log" | grep -E 'health gate|released' | sed 's/^/    /' || true
+  harness_wait 20 "the watchdog's kill" bash -c "(( \$(cat -- '$HARNESS_LOG_DIR/deaths/$unit' 2>/dev/null | wc -l) > $deaths ))"
   rm -f -- "$(harness_wedge_file "$unit")"
-  echo "  $unit: $(harness_deaths "$unit" | tail -n 1)"
-  echo "  sdlive-cluster@$follower leads after ${ms} ms" \
-    "(bound: health-gate stale + lease + poll, at most WatchdogSec + lease + poll = 5500 ms)"
+  echo "  then the watchdog: $unit $(harness_deaths "$unit" | tail -n 1)"
   "$bin" --store "$url" --inspect 2>/dev/null | sed 's/^/  store: /'
-  sleep 1
+  back_as_standby "$unit" "$offset"
   harness_show "$cluster" "$standby"
 }
 
