@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ typedef struct fixture {
         pthread_t thread;
         int result;
         struct election_result won;
-        uint64_t won_at;
+        atomic_uint_fast64_t won_at;  /* set when election_run() returned */
 } fixture;
 
 static int setup(void **state) {
@@ -78,7 +79,7 @@ static void *standby(void *userdata) {
         fixture *f = userdata;
 
         f->result = election_run(&f->e, &f->won);
-        f->won_at = test_now_usec();
+        atomic_store(&f->won_at, test_now_usec());
         return NULL;
 }
 
@@ -94,11 +95,11 @@ static void b_leads_a_waits(fixture *f, uint64_t ttl) {
 static uint64_t a_won_at(fixture *f, uint64_t limit) {
         uint64_t deadline = test_now_usec() + limit;
 
-        while (f->won_at == 0 && test_now_usec() < deadline)
+        while (atomic_load(&f->won_at) == 0 && test_now_usec() < deadline)
                 test_sleep_usec(5 * MSEC);
         sdlive_request_stop(f->d);
         pthread_join(f->thread, NULL);
-        return f->result == 1 ? f->won_at : 0;
+        return f->result == 1 ? atomic_load(&f->won_at) : 0;
 }
 
 static void announced_release_wakes_the_standby(void **state) {
