@@ -51,7 +51,9 @@
 /* Reap bound: timeout + one poll period (the heartbeat interval bounds the
  * coordinator's poll), plus scheduling and this driver's own polling. */
 #define REAP_SLACK_MS 250
-#define RUN_DEADLINE_MS 120000
+/* Longest wait for a run to progress: a stuck run fails with a message
+ * before CTest's timeout kills the driver. */
+#define RUN_DEADLINE_MS 45000
 #define LEASE_MS 2000
 #define ELECTION_POLL_MS 100
 #define FAULT_TRIES 3
