@@ -129,8 +129,10 @@ int sdlive_notify_send(sdlive *d, const char *msg, size_t len);
 /* As sdlive_notify_send(), passing n_fds descriptors (at most
  * SDLIVE_NOTIFY_FDS_MAX) with SCM_RIGHTS. */
 int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fds, size_t n_fds);
-/* Builds "STATUS=<text>" with text made one valid UTF-8 line that fits one
- * datagram; returns the message length. out must hold SDLIVE_NOTIFY_MAX + 1. */
+/* status.c: builds "STATUS=<text>" with text made one valid UTF-8 line that
+ * fits one datagram: control characters become spaces, bytes of invalid
+ * UTF-8 '?', the text is cut on a character boundary. Returns the message
+ * length. out must hold SDLIVE_NOTIFY_MAX + 1. */
 size_t sdlive_status_message(char *out, const char *text);
 
 /* notify-fields.c: a D-Bus error name (two or more elements); a raw
@@ -140,6 +142,13 @@ int sdlive_notify_raw_check(const char *key, const char *value);
 
 /* fdstore.c: FDNAME= as the manager accepts it (non-empty). */
 bool sdlive_fdname_valid(const char *name);
+
+/* env.c: 0 armed for *usec; 1 not for this process (WATCHDOG_USEC unset,
+ * or WATCHDOG_PID is not self); < 0 refused: -EINVAL malformed, zero or
+ * negative, -ERANGE overflowing, "infinity", UINT64_MAX or below
+ * SDLIVE_WATCHDOG_MIN_USEC (whose interval would make every sleep spin). */
+int sdlive_watchdog_parse_env(const char *usec_env, const char *pid_env, pid_t self,
+                              uint64_t *usec);
 
 /* watchdog.c */
 int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override);

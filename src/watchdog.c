@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,53 +31,6 @@
 #include <unistd.h>
 
 #include "sdlive-internal.h"
-
-/* Strict unsigned decimal: digits only, no sign, no blanks. */
-static int parse_u64(const char *s, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (!*s)
-                return -EINVAL;
-        for (; *s; s++) {
-                if (*s < '0' || *s > '9')
-                        return -EINVAL;
-                if (v > (UINT64_MAX - (uint64_t) (*s - '0')) / 10)
-                        return -ERANGE;
-                v = v * 10 + (uint64_t) (*s - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
-/* 0: armed for *usec; 1: not for this process; < 0: refused. Below
- * SDLIVE_WATCHDOG_MIN_USEC the derived interval would be under
- * SDLIVE_PET_INTERVAL_MIN_USEC and every sleep would spin: -ERANGE. */
-static int parse_watchdog_env(const char *usec_env, const char *pid_env, uint64_t *usec) {
-        uint64_t v, pid;
-        int r;
-
-        if (!usec_env)
-                return 1;
-        if (strcmp(usec_env, "infinity") == 0)
-                return -ERANGE;
-        r = parse_u64(usec_env, &v);
-        if (r < 0)
-                return r;
-        if (v == 0)
-                return -EINVAL;
-        if (v == UINT64_MAX || v < SDLIVE_WATCHDOG_MIN_USEC)
-                return -ERANGE;
-
-        if (pid_env) {
-                r = parse_u64(pid_env, &pid);
-                if (r < 0 || pid == 0 || pid > INT_MAX)
-                        return -EINVAL;
-                if ((pid_t) pid != getpid())
-                        return 1;
-        }
-        *usec = v;
-        return 0;
-}
 
 static uint64_t derived_interval(uint64_t watchdog_usec) {
         return watchdog_usec / 6;
@@ -115,7 +67,7 @@ int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override) {
         uint64_t usec = 0, interval = 0;
         int r;
 
-        r = parse_watchdog_env(usec_env, pid_env, &usec);
+        r = sdlive_watchdog_parse_env(usec_env, pid_env, getpid(), &usec);
         if (r < 0)
                 d->watchdog_error = r;
         /* A watchdog without a socket to pet through is not armed. */

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* Fuzz target for the environment the library reads: NOTIFY_SOCKET,
+ * WATCHDOG_USEC and WATCHDOG_PID (src/notify-address.c, src/env.c).
+ *
+ * Input: three strings separated by NUL bytes (missing ones are unset).
+ * Beyond "no crash, no out-of-bounds access", it checks the contracts: only
+ * the documented results; an accepted address is one of the three forms and
+ * its length fits; an armed WATCHDOG_USEC is in range and reads back as the
+ * exact decimal it came from; WATCHDOG_PID only ever disarms. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz-target.h"
+#include "sdlive-internal.h"
+
+#define CHECK(cond)                                                                 \
+        do {                                                                        \
+                if (!(cond)) {                                                      \
+                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, \
+                                __LINE__, #cond);                                   \
+                        abort();                                                    \
+                }                                                                   \
+        } while (0)
+
+#define SELF 4242
+
+/* s with the leading zeros of each number removed ("vsock:007:0" ->
+ * "vsock:7:0"); out holds strlen(s) + 1. */
+static void without_leading_zeros(const char *s, char *out, size_t size) {
+        size_t o = 0;
+        bool at_number_start = false;
+
+        for (size_t i = 0; s[i] && o + 1 < size; i++) {
+                if (s[i] == ':') {
+                        at_number_start = true;
+                } else if (at_number_start && s[i] == '0' && s[i + 1] >= '0' && s[i + 1] <= '9') {
+                        continue;
+                } else {
+                        at_number_start = false;
+                }
+                out[o++] = s[i];
+        }
+        out[o] = '\0';
+}
+
+static void check_address(const char *env) {
+        sdlive_notify_address a;
+        int r = sdlive_notify_parse_address(env, &a);
+
+        CHECK(r == 1 || r == 0 || r == -EINVAL || r == -EAFNOSUPPORT);
+        if (r <= 0) {
+                CHECK(a.sa.sa_family == AF_UNSPEC);
+                CHECK(r != 0 || !env || !*env);
+                return;
+        }
+        if (a.sa.sa_family == AF_VSOCK) {
+                char back[64], *canon = malloc(strlen(env) + 1);
+
+                CHECK(strncmp(env, "vsock:", 6) == 0);
+                CHECK(a.len == sizeof(a.vm));
+                snprintf(back, sizeof(back), "vsock:%" PRIu32 ":%" PRIu32, a.vm.svm_cid,
+                         a.vm.svm_port);
+                CHECK(canon);
+                without_leading_zeros(env, canon, strlen(env) + 1);
+                CHECK(strcmp(back, canon) == 0);
+                free(canon);
+                return;
+        }
+        CHECK(a.sa.sa_family == AF_UNIX);
+        CHECK(env[0] == '/' || env[0] == '@');
+        CHECK(a.len <= sizeof(a.un));
+        CHECK(a.len > offsetof(struct sockaddr_un, sun_path) + 1);
+        if (env[0] == '/') {
+                CHECK(a.un.sun_path[0] == '/');
+                CHECK(strcmp(a.un.sun_path, env) == 0);
+        } else {
+                size_t n = a.len - offsetof(struct sockaddr_un, sun_path);
+
+                CHECK(a.un.sun_path[0] == '\0');
+                CHECK(n == strlen(env) && memcmp(a.un.sun_path + 1, env + 1, n - 1) == 0);
+        }
+}
+
+static void check_watchdog(const char *usec_env, const char *pid_env) {
+        uint64_t usec = 0;
+        int r = sdlive_watchdog_parse_env(usec_env, pid_env, SELF, &usec);
+
+        CHECK(r == 0 || r == 1 || r == -EINVAL || r == -ERANGE);
+        if (!usec_env)
+                CHECK(r == 1);
+        if (r == 0) {
+                char back[32];
+
+                CHECK(usec >= SDLIVE_WATCHDOG_MIN_USEC && usec != UINT64_MAX);
+                CHECK(usec / 6 >= SDLIVE_PET_INTERVAL_MIN_USEC);
+                snprintf(back, sizeof(back), "%" PRIu64, usec);
+                /* Leading zeros are the one other spelling of a number. */
+                {
+                        const char *digits = usec_env;
+                        while (digits[0] == '0' && digits[1])
+                                digits++;
+                        CHECK(strcmp(back, digits) == 0);
+                }
+        }
+        /* Without WATCHDOG_PID the verdict on WATCHDOG_USEC alone; a PID can
+         * only turn "armed" into "not ours" or "refused". */
+        if (pid_env) {
+                uint64_t alone_usec = 0;
+                int alone = sdlive_watchdog_parse_env(usec_env, NULL, SELF, &alone_usec);
+
+                if (r == 0)
+                        CHECK(alone == 0 && alone_usec == usec);
+                if (alone < 0)
+                        CHECK(r == alone);
+        }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        char *buf = malloc(size + 1), *field[3] = { NULL, NULL, NULL };
+        size_t start = 0, n = 0;
+
+        if (!buf)
+                return 0;
+        memcpy(buf, data, size);
+        buf[size] = '\0';
+        for (size_t i = 0; i <= size && n < 3; i++) {
+                if (i == size || buf[i] == '\0') {
+                        buf[i] = '\0';
+                        field[n++] = buf + start;
+                        start = i + 1;
+                        if (i == size)
+                                break;
+                }
+        }
+        check_address(field[0]);
+        check_watchdog(field[1], field[2]);
+        check_watchdog(field[0], NULL);
+        free(buf);
+        return 0;
+}
