@@ -31,6 +31,8 @@
 /* The longest a TCP client may take over its TLS handshake (never more
  * than the worker timeout). */
 #define TLS_HANDSHAKE_TIMEOUT_MS 5000
+/* Frames handled per wake-up before the loop looks at its other duties. */
+#define RECEIVE_BUDGET 64
 /* RESULTs received and not yet recorded; a full list is recorded at once. */
 #define PENDING_MAX (2 * COORDINATOR_WINDOW_MAX)
 /* RESULTs that change nothing (replays of a counted one, stale attempts,
@@ -60,6 +62,7 @@ struct session {
         int64_t claim_retry_at_ms; /* 0: claims allowed */
         int64_t last_received_ms;  /* bounds how long a send may wait */
         bool idle;                 /* nothing pending at the last claim */
+        bool more;                 /* receive() stopped at its budget: read again */
         uint64_t heartbeat_seq;
         char reason[160]; /* why the connection ended */
 };
@@ -261,14 +264,21 @@ static int handle_frame(struct session *s, const frame *f) {
         }
 }
 
-/* Reads what is there and handles every complete frame (all of them:
- * over TLS a decrypted frame may wait while the socket is quiet). 1 when
- * the worker closed cleanly, 0 to go on, < 0 to end the connection
- * (reason set). */
+/* Reads what is there and handles the complete frames, at most
+ * RECEIVE_BUDGET per call so a peer that never stops sending cannot keep
+ * the loop from its stop fd and deadlines; s->more then says to come back
+ * without waiting (over TLS a decrypted frame may wait while the socket
+ * is quiet). 1 when the worker closed cleanly, 0 to go on, < 0 to end the
+ * connection (reason set). */
 static int receive(struct session *s) {
         frame f;
 
-        for (;;) {
+        s->more = false;
+        for (unsigned n = 0;; n++) {
+                if (n == RECEIVE_BUDGET) {
+                        s->more = true;
+                        return 0;
+                }
                 int r = stream_recv_frame(&s->st, s->dec, &f);
                 if (r == -EAGAIN)
                         return 0;
@@ -307,6 +317,8 @@ static int heartbeat(struct session *s) {
 static int poll_timeout(const struct session *s) {
         int t = sdlive_peer_poll_timeout(s->peer);
 
+        if (s->more)
+                return 0;
         if (s->claim_retry_at_ms && s->worker[0]) {
                 int64_t left = s->claim_retry_at_ms - now_ms();
                 if (left < 0)
@@ -358,7 +370,7 @@ static void serve(struct session *s) {
                         drain(s->k->kick_fd);
                         s->idle = false;
                 }
-                if (p[0].revents && receive(s) != 0)
+                if ((p[0].revents || s->more) && receive(s) != 0)
                         return;
         }
 }

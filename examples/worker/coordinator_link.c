@@ -20,6 +20,9 @@
 #define CONNECT_TIMEOUT_MS 1000
 #define HANDSHAKE_TIMEOUT_MS 2000
 #define SEND_TIMEOUT_MS 1000
+/* HEARTBEATs passed by in one receive call: only a hostile coordinator
+ * sends more in a row, and it must not hold the worker's loop. */
+#define HEARTBEATS_PER_RECEIVE 64
 
 struct coordinator_link {
         sdlive *d;
@@ -239,12 +242,15 @@ static int fail(coordinator_link *l, int r, const char *what) {
 }
 
 int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret) {
+        unsigned heartbeats = 0;
         frame f;
         int r;
 
         if (l->fd < 0)
                 return -ENOTCONN;
 again:
+        if (heartbeats++ == HEARTBEATS_PER_RECEIVE)
+                return 0;
         r = stream_recv_frame(&l->st, l->dec, &f);
         if (r == -EAGAIN)
                 return 0;
