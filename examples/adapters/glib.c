@@ -135,8 +135,13 @@ out:
                 if (sources[i])
                         g_source_remove(sources[i]);
         /* Waits for the job in flight; queued ones are dropped. */
-        if (s.pool)
+        if (s.pool) {
                 g_thread_pool_free(s.pool, TRUE, TRUE);
+                /* That wait is made of GLib's own locks, which
+                 * ThreadSanitizer does not see: this load, paired with the
+                 * job's last store, states the order where it can. */
+                (void) g_atomic_int_get(&s.job_queued);
+        }
         if (s.loop)
                 g_main_loop_unref(s.loop);
         sdlive_progress_unregister(s.worker);
