@@ -69,6 +69,14 @@ void inherit_collect(inherited *in) {
         free(names);
 }
 
+void inherit_release(inherited *in) {
+        for (unsigned i = 0; i < in->n; i++) {
+                close(in->fds[i]);
+                free(in->names[i]);
+        }
+        in->n = 0;
+}
+
 /* A stored descriptor that is not one of ours: closed, and its name dropped
  * from the store (which also drops any other descriptor of that name). */
 static void refuse(sdlive *d, int fd, const char *name, const char *why) {

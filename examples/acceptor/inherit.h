@@ -33,6 +33,10 @@ typedef struct inherited {
  * ignored. */
 void inherit_collect(inherited *in);
 
+/* Closes the client connections collected and frees them: the store keeps
+ * its copies for the next start. */
+void inherit_release(inherited *in);
+
 /* Moves the client connections into c (as already stored), closes what is
  * refused and removes it from the store; frees the rest of in. Returns how
  * many connections were taken back. */

@@ -231,8 +231,9 @@ static int serve(sdlive *d, int signal_fd, int listen_fd, const char *path, clie
                 if (fds[0].revents) {
                         struct signalfd_siginfo si;
                         if (read(signal_fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
-                                log_info("%s received, exiting; leaving %u connections to the FD store",
-                                         strsignal((int) si.ssi_signo), c->connected);
+                                log_info("%s received, exiting; %u connections %s",
+                                         strsignal((int) si.ssi_signo), c->connected,
+                                         sdlive_supervised(d) > 0 ? "left to the FD store" : "closed");
                                 fdstore_sync(c, d);
                                 clients_release_all(c);
                                 return EXIT_SUCCESS;
@@ -261,12 +262,14 @@ static int run(inherited *in, const char *socket_option) {
                 char *dir = strdup(path);
                 if (!dir) {
                         log_error("out of memory");
+                        inherit_release(in);
                         free(path);
                         return EXIT_FAILURE;
                 }
                 int r = cli_require_dir("socket directory", dirname(dir));
                 free(dir);
                 if (r < 0) {
+                        inherit_release(in);
                         free(path);
                         return EXIT_FAILURE;
                 }
@@ -274,6 +277,8 @@ static int run(inherited *in, const char *socket_option) {
                 path = socket_path_of(listen_fd);
                 if (!path) {
                         log_error("out of memory");
+                        inherit_release(in);
+                        close(listen_fd);
                         return EXIT_FAILURE;
                 }
                 if (socket_option)
@@ -284,6 +289,7 @@ static int run(inherited *in, const char *socket_option) {
         /* No SDLIVE_HANDLE_SIGNALS and no sdlive_idle()/sdlive_wait_fd(): the
          * handle only talks to the manager, it never pets. */
         if (supervision_start(&d, 0) < 0) {
+                inherit_release(in);
                 free(path);
                 return EXIT_FAILURE;
         }
@@ -295,6 +301,7 @@ static int run(inherited *in, const char *socket_option) {
         if (bound) {
                 listen_fd = listener_open(path);
                 if (listen_fd < 0) {
+                        inherit_release(in);
                         sdlive_notify_errno(d, -listen_fd);
                         sdlive_free(d);
                         free(path);
