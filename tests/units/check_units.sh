@@ -72,5 +72,18 @@ for daemon in "${daemons[@]}"; do
     fail "$name: exposure $exposure is over $max"
 done
 
+# Socket units, next to the service they start.
+for socket in "$verify_dir"/*.socket; do
+  [[ -e $socket ]] || continue
+  name=$(basename "$socket")
+  [[ -f $shipped/$name ]] || fail "$name was not rendered in $shipped"
+  out=$(systemd-analyze verify "$socket" 2>&1) && rc=0 || rc=$?
+  if ((rc != 0)) || [[ -n $out ]]; then
+    fail "$name: systemd-analyze verify (exit $rc): ${out:-no output}"
+  else
+    echo "units: $name verified"
+  fi
+done
+
 ((failed == 0)) && echo "units: all ${#daemons[@]} units pass"
 exit "$failed"
