@@ -5,6 +5,7 @@
 #include "store-test-env.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,6 +137,49 @@ static void test_lease_release_hands_over_at_once(void **state) {
         /* The old holder cannot release the new holder's lease. */
         assert_int_equal(store_lease_release(s, "cluster", "a", ga), -ESTALE);
         assert_int_equal(store_lease_release(s, "cluster", "a", gb), -ESTALE);
+}
+
+/* Waits up to ms for the listener's fd, then consumes: > 0 if announced. */
+static int announced_within(struct store *listener, int ms) {
+        struct pollfd p = { .events = POLLIN };
+
+        assert_int_equal(store_lease_listen(listener, &p.fd), 0);
+        assert_true(p.fd >= 0);
+        if (poll(&p, 1, ms) < 0)
+                fail_msg("poll: %s", strerror(errno));
+        return store_lease_notified(listener);
+}
+
+/* A release wakes a listener on another handle; a release that changed
+ * nothing, or one made behind the API's back (a lost announcement), does
+ * not; after unlisten nothing is consumed. */
+static void test_lease_release_is_announced(void **state) {
+        struct store *listener = open_other();
+        struct raw *raw;
+        int fd;
+        uint64_t g;
+
+        assert_int_equal(store_lease_listen(listener, &fd), 0);
+        assert_int_equal(store_lease_notified(listener), 0);
+        g = acquire_ok(s, "cluster", "a", 60 * SEC);
+        assert_int_equal(announced_within(listener, 200), 0);
+
+        assert_int_equal(store_lease_release(s, "cluster", "a", g), 0);
+        assert_true(announced_within(listener, 2000) > 0);
+        assert_int_equal(store_lease_notified(listener), 0);
+
+        assert_int_equal(store_lease_release(s, "cluster", "a", g), -ESTALE);
+        assert_int_equal(announced_within(listener, 300), 0);
+
+        g = acquire_ok(s, "cluster", "b", 60 * SEC);
+        raw = raw_open();
+        raw_exec(raw, "UPDATE leases SET holder = '' WHERE name = 'cluster'");
+        raw_close(raw);
+        assert_int_equal(announced_within(listener, 300), 0);
+
+        assert_int_equal(store_lease_unlisten(listener), 0);
+        assert_true(store_lease_notified(listener) < 0);
+        store_close(listener);
 }
 
 struct racer {
@@ -716,6 +760,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test_setup_teardown(test_lease_generation_increments, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lease_refresh_stale, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lease_release_hands_over_at_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_lease_release_is_announced, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lease_racing_acquirers, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fenced_write_by_deposed_leader, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_summary_detects_overlap, setup, teardown),
