@@ -38,7 +38,6 @@
 #include "frame.h"
 #include "store.h"
 
-#define LEASE "bench"
 #define WORKERS_MAX 4
 #define LATENCY_SAMPLES_MAX 100000
 
@@ -48,6 +47,7 @@ struct bench {
         const char *pg_url; /* NULL: SQLite only */
         unsigned window;
         char dir[80], url[512], sock[100];
+        char lease[32]; /* bench-PID: a run killed half way leaves no lease in our way */
         struct store *store;
         struct store_fence fence;
         sdlive *d;
@@ -78,15 +78,16 @@ static void setup(struct bench *b, bool pg) {
                 snprintf(b->url, sizeof(b->url), "sqlite:%s/store.db", b->dir);
         if (store_open(b->url, &b->store) < 0)
                 die("store", store_errmsg(NULL));
-        b->fence = (struct store_fence) { .lease = LEASE, .holder = "bench" };
-        if (store_lease_acquire(b->store, LEASE, "bench", 3600 * SDLIVE_USEC_PER_SEC, &b->fence.generation) < 0)
+        snprintf(b->lease, sizeof(b->lease), "bench-%ld", (long) getpid());
+        b->fence = (struct store_fence) { .lease = b->lease, .holder = "bench" };
+        if (store_lease_acquire(b->store, b->lease, "bench", 3600 * SDLIVE_USEC_PER_SEC, &b->fence.generation) < 0)
                 die("lease", store_errmsg(b->store));
 }
 
 static void teardown(struct bench *b) {
         char cmd[192];
 
-        (void) store_lease_release(b->store, LEASE, "bench", b->fence.generation);
+        (void) store_lease_release(b->store, b->lease, "bench", b->fence.generation);
         store_close(b->store);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", b->dir);
         if (system(cmd) != 0)
