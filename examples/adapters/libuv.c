@@ -72,10 +72,11 @@ static void on_job_done(uv_work_t *req, int status) {
  * while the pool threads run on. */
 static void on_tick(uv_timer_t *handle) {
         daemon_state *s = handle->data;
-        int r;
 
         fault_switch_check(&s->a.wedge);
         if (!s->job_queued) {
+                int r;
+
                 sdlive_progress_beat(s->worker);
                 r = uv_queue_work(s->loop, &s->job, run_job, on_job_done);
                 if (r < 0)
