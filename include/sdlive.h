@@ -302,7 +302,9 @@ int sdlive_idle(sdlive *d, uint64_t usec);
 int sdlive_wait_fd(sdlive *d, int fd, short events, uint64_t usec);
 
 /* Requests a stop: wakes every sdlive_idle()/sdlive_wait_fd() now and later.
- * Async-signal-safe. Returns 0. */
+ * In a forked child, only that process's own waits (they see the request
+ * when they next wake; the parent is not stopped). Async-signal-safe.
+ * Returns 0. */
 int sdlive_request_stop(sdlive *d);
 
 /* > 0 once a stop was requested. */
