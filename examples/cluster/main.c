@@ -384,13 +384,14 @@ static void resolve_defaults(cluster_options *o) {
                 o->spin_file = NULL;
 }
 
-/* --inspect: for operators and shell tests. */
+/* --inspect: for operators and shell tests. Read-only: it never takes the
+ * write lock, sets up a schema or creates a file beside the store. */
 static int inspect(const char *url) {
         struct store_log_summary summary;
         struct store_lease_info info;
         struct store *s = NULL;
 
-        if (store_open(url, &s) < 0) {
+        if (store_open_readonly(url, &s) < 0) {
                 log_error("cannot open store %s: %s", url, store_errmsg(NULL));
                 return EXIT_FAILURE;
         }
@@ -469,6 +470,7 @@ static void record_lease(const struct cluster *c, uint64_t generation) {
 
 /* One term of leadership, from a won election to the loss of the lease. */
 static int lead_term(struct cluster *c, const struct election_result *won) {
+        char store_id[STORE_ID_MAX + 1];
         struct lease_holder *h = NULL;
         struct leader_term term;
         int r, k;
@@ -479,11 +481,15 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
                 return r;
         }
         store_set_lock_timeout(c->store, c->lock_timeout_usec);
+        /* The incarnation the lease was won in: no write of this term may
+         * land in another. */
+        snprintf(store_id, sizeof(store_id), "%s", store_identity(c->store));
         term = (struct leader_term) {
                 .d = c->d,
                 .store = c->store,
                 .lease = h,
-                .fence = { .lease = LEASE_NAME, .holder = c->o->node, .generation = won->generation },
+                .fence = { .lease = LEASE_NAME, .holder = c->o->node, .generation = won->generation,
+                           .store_id = store_id },
                 .maintenance_interval_usec = c->o->maintenance_interval_usec,
                 .maintenance_rate = c->o->maintenance_rate,
                 .wedge = c->wedge,

@@ -28,6 +28,7 @@ static int copy_config(struct coordinator *c, const struct coordinator_config *c
         if (dup_string(cfg->store_url, &c->store_url) < 0 ||
             dup_string(cfg->fence.lease, &c->lease) < 0 ||
             dup_string(cfg->fence.holder, &c->holder) < 0 ||
+            dup_string(cfg->fence.store_id, &c->store_id) < 0 ||
             dup_string(cfg->unix_path, &c->unix_path) < 0 ||
             dup_string(cfg->tcp_address, &c->tcp_address) < 0 ||
             dup_string(cfg->job_payload ? cfg->job_payload : COORDINATOR_JOB_PAYLOAD_DEFAULT,
@@ -48,6 +49,7 @@ static int copy_config(struct coordinator *c, const struct coordinator_config *c
         c->cfg.store_url = c->store_url;
         c->cfg.fence.lease = c->lease;
         c->cfg.fence.holder = c->holder;
+        c->cfg.fence.store_id = c->store_id;
         c->cfg.unix_path = c->unix_path;
         c->cfg.tcp_address = c->tcp_address;
         if (c->cfg.tls)
@@ -149,6 +151,7 @@ static void free_coordinator(struct coordinator *c) {
         free(c->store_url);
         free(c->lease);
         free(c->holder);
+        free(c->store_id);
         free(c->unix_path);
         free(c->tcp_address);
         SSL_CTX_free(c->cfg.tls);

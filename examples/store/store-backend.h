@@ -16,6 +16,13 @@ struct store_backend {
         void (*close)(struct store *s);
         int (*reconnect)(struct store *s);
         int (*set_lock_timeout)(struct store *s, uint64_t usec);
+        /* 0 while the handle still reaches the store incarnation it is bound
+         * to, else -ESTALE (deleted, replaced, dropped) with a message. */
+        int (*same_store)(struct store *s);
+        /* Rebinds the handle to whatever store is at its URL now, when that
+         * is not the one it is bound to (never creating one). */
+        int (*follow_store)(struct store *s);
+        const char *(*identity)(const struct store *s);
 
         int (*lease_acquire)(struct store *s, const char *name, const char *holder,
                              uint64_t ttl_usec, uint64_t *ret_generation);
@@ -64,10 +71,13 @@ struct store {
 
 /* Backend constructors. On failure they return < 0 with a message in
  * errbuf and leave *ret NULL. */
-int store_sqlite_open(const char *path, struct store **ret, char *errbuf, size_t errlen);
+int store_sqlite_open(const char *path, bool readonly, struct store **ret, char *errbuf, size_t errlen);
 #if SDLIVE_STORE_HAVE_POSTGRES
-int store_pg_open(const char *conninfo, struct store **ret, char *errbuf, size_t errlen);
+int store_pg_open(const char *conninfo, bool readonly, struct store **ret, char *errbuf, size_t errlen);
 #endif
+
+/* Fills id with a new random store identity (STORE_ID_MAX hex digits). */
+int store_new_identity(char id[STORE_ID_MAX + 1]);
 
 /* Records a formatted message on s and returns r (a negative errno). */
 int store_fail(struct store *s, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

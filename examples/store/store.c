@@ -59,7 +59,23 @@ static bool starts_with(const char *s, const char *prefix) {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-int store_open(const char *url, struct store **ret) {
+int store_new_identity(char id[STORE_ID_MAX + 1]) {
+        uint8_t bytes[STORE_ID_MAX / 2];
+        size_t got = 0;
+
+        while (got < sizeof bytes) {
+                ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+                if (n < 0 && errno != EINTR)
+                        return -errno;
+                if (n > 0)
+                        got += (size_t) n;
+        }
+        for (size_t i = 0; i < sizeof bytes; i++)
+                snprintf(id + 2 * i, 3, "%02x", bytes[i]);
+        return 0;
+}
+
+static int open_url(const char *url, bool readonly, struct store **ret) {
         int r;
 
         open_errmsg[0] = '\0';
@@ -77,10 +93,10 @@ int store_open(const char *url, struct store **ret) {
                         snprintf(open_errmsg, sizeof open_errmsg, "store URL \"%s\" names no file", url);
                         return -EINVAL;
                 }
-                r = store_sqlite_open(path, ret, open_errmsg, sizeof open_errmsg);
+                r = store_sqlite_open(path, readonly, ret, open_errmsg, sizeof open_errmsg);
         } else if (starts_with(url, "postgresql:")) {
 #if SDLIVE_STORE_HAVE_POSTGRES
-                r = store_pg_open(url + strlen("postgresql:"), ret, open_errmsg, sizeof open_errmsg);
+                r = store_pg_open(url + strlen("postgresql:"), readonly, ret, open_errmsg, sizeof open_errmsg);
 #else
                 snprintf(open_errmsg, sizeof open_errmsg,
                          "this build has no PostgreSQL store (built without libpq)");
@@ -92,6 +108,14 @@ int store_open(const char *url, struct store **ret) {
                 r = -EINVAL;
         }
         return r;
+}
+
+int store_open(const char *url, struct store **ret) {
+        return open_url(url, false, ret);
+}
+
+int store_open_readonly(const char *url, struct store **ret) {
+        return open_url(url, true, ret);
 }
 
 struct store *store_close(struct store *s) {
@@ -106,6 +130,10 @@ const char *store_errmsg(const struct store *s) {
 
 const char *store_backend(const struct store *s) {
         return s ? s->backend->name : NULL;
+}
+
+const char *store_identity(const struct store *s) {
+        return s ? s->backend->identity(s) : "";
 }
 
 /* Every entry point starts here: clears the previous message. */
@@ -139,6 +167,9 @@ static int check_fence(struct store *s, const struct store_fence *f) {
         if (f->generation == 0 || f->generation > INT64_MAX)
                 return store_fail(s, -EINVAL, "generation %llu was never issued",
                                   (unsigned long long) f->generation);
+        if (f->store_id && strlen(f->store_id) > STORE_ID_MAX)
+                return store_fail(s, -EINVAL, "store identity \"%.20s...\" is longer than %d bytes",
+                                  f->store_id, STORE_ID_MAX);
         return 0;
 }
 
@@ -185,6 +216,8 @@ int store_lease_acquire(struct store *s, const char *name, const char *holder,
                 return r;
         if (!ret_generation)
                 return store_fail(s, -EINVAL, "no place for the generation");
+        if ((r = s->backend->follow_store(s)) < 0)
+                return r;
         return s->backend->lease_acquire(s, name, holder, ttl_usec, ret_generation);
 }
 
@@ -194,7 +227,7 @@ int store_lease_refresh(struct store *s, const char *name, const char *holder,
         if (r < 0)
                 return r;
         if ((r = check_lease_args(s, name, holder)) < 0 || (r = check_ttl(s, ttl_usec)) < 0 ||
-            (r = check_generation(s, generation)) < 0)
+            (r = check_generation(s, generation)) < 0 || (r = s->backend->same_store(s)) < 0)
                 return r;
         return s->backend->lease_refresh(s, name, holder, generation, ttl_usec);
 }
@@ -203,7 +236,8 @@ int store_lease_release(struct store *s, const char *name, const char *holder, u
         int r = begin_call(s);
         if (r < 0)
                 return r;
-        if ((r = check_lease_args(s, name, holder)) < 0 || (r = check_generation(s, generation)) < 0)
+        if ((r = check_lease_args(s, name, holder)) < 0 || (r = check_generation(s, generation)) < 0 ||
+            (r = s->backend->same_store(s)) < 0)
                 return r;
         return s->backend->lease_release(s, name, holder, generation);
 }
@@ -237,6 +271,8 @@ int store_lease_read(struct store *s, const char *name, struct store_lease_info 
         if (!ret)
                 return store_fail(s, -EINVAL, "no place for the lease");
         *ret = (struct store_lease_info) { 0 };
+        if ((r = s->backend->follow_store(s)) < 0)
+                return r;
         return s->backend->lease_read(s, name, ret);
 }
 

@@ -43,9 +43,25 @@ enum store_error_class {
 };
 enum store_error_class store_error_class(int r);
 
-/* Opens (and creates, idempotently) the store at url. On failure *ret is
- * NULL and store_errmsg(NULL) describes the failure for this thread. */
+/* Longest store identity, without the NUL (32 hex digits). */
+#define STORE_ID_MAX 32
+
+/* Opens the store at url, creating it when none exists yet: the tables
+ * (idempotently) and the store's identity, a random 128-bit id that every
+ * incarnation of a store gets when it is created. A SQLite file is created
+ * only where neither it nor its write-ahead log (PATH-wal) exists: a
+ * database missing beside its log is a store deleted while in use, and is
+ * refused (-ENOENT) until it is restored or its -wal and -shm are removed.
+ * A handle never creates a store again after this first open: when the
+ * store it opened is deleted, its calls fail as "unavailable" (-EIO) until
+ * the store is back. On failure *ret is NULL and store_errmsg(NULL)
+ * describes the failure for this thread. */
 int store_open(const char *url, struct store **ret);
+/* Opens an existing store for reading only, for inspection: no schema
+ * set-up, no write lock, no transaction that writes, and nothing created
+ * beside a SQLite file (PostgreSQL: every transaction is read-only). Every
+ * write fails with -EROFS. */
+int store_open_readonly(const char *url, struct store **ret);
 /* Closes the handle; accepts NULL; returns NULL. */
 struct store *store_close(struct store *s);
 /* Human-readable reason of the last error on s (or of the last failed
@@ -54,6 +70,10 @@ struct store *store_close(struct store *s);
 const char *store_errmsg(const struct store *s);
 /* "sqlite" or "postgresql". */
 const char *store_backend(const struct store *s);
+/* The identity of the store this handle is bound to: the incarnation it
+ * first opened, or the one its last store_lease_acquire() ran in. "" when
+ * the store has none (a read-only handle on a store older than identities). */
+const char *store_identity(const struct store *s);
 /* Drops and re-establishes the connection (PostgreSQL) or reopens the file
  * (SQLite). PostgreSQL also reconnects by itself on the next call after a
  * lost connection; this call lets a daemon probe during backoff. */
@@ -75,7 +95,8 @@ int store_set_lock_timeout(struct store *s, uint64_t usec);
 int store_lease_acquire(struct store *s, const char *name, const char *holder,
                         uint64_t ttl_usec, uint64_t *ret_generation);
 /* Extends the lease to ttl_usec from now. -ESTALE when the lease is no
- * longer (holder, generation) or has already expired. */
+ * longer (holder, generation), has already expired, or the store was
+ * deleted or replaced since this handle opened it. */
 int store_lease_refresh(struct store *s, const char *name, const char *holder,
                         uint64_t generation, uint64_t ttl_usec);
 /* Ends the lease now so a standby can acquire it at once. -ESTALE when the
@@ -117,12 +138,18 @@ int store_lease_read(struct store *s, const char *name, struct store_lease_info 
 
 /* Every write a leader makes names the lease it holds. The write commits
  * only if, in the same transaction, the lease is still (holder, generation)
- * and unexpired; otherwise it changes nothing and returns -ESTALE. Each
- * committed fenced write adds one row to the write log. */
+ * and unexpired, in the store incarnation that issued it; otherwise it
+ * changes nothing and returns -ESTALE. Each committed fenced write adds one
+ * row to the write log. */
 struct store_fence {
         const char *lease;
         const char *holder;
         uint64_t generation;
+        /* store_identity() of the handle that acquired the lease, so a
+         * generation from one incarnation of the store never passes in
+         * another (a store deleted and created again starts at generation 1
+         * too). NULL: the identity of the handle the write goes through. */
+        const char *store_id;
 };
 
 struct store_log_summary {

@@ -54,6 +54,10 @@ struct store_pg {
         uint64_t lock_timeout_usec;
         uint64_t connections;      /* connections made so far */
         uint64_t listening_on;     /* the connection LISTENing (its number), 0: none */
+        bool readonly;
+        bool opened;                      /* once: never create the schema again */
+        char store_id[STORE_ID_MAX + 1];  /* of the schema connected to now */
+        char bound_id[STORE_ID_MAX + 1];  /* of the incarnation we are bound to */
 };
 
 static struct store_pg *to_pg(struct store *s) {
@@ -324,11 +328,14 @@ static int fence_begin(struct store_pg *p, const struct store_fence *f) {
                 return r;
         r = exec(p, "check lease",
                  "SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND generation = $3"
-                 " AND expires > clock_timestamp() FOR SHARE",
-                 "tti", f->lease, f->holder, (int64_t) f->generation);
+                 " AND expires > clock_timestamp()"
+                 " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4) FOR SHARE",
+                 "ttit", f->lease, f->holder, (int64_t) f->generation,
+                 f->store_id ? f->store_id : p->bound_id);
         if (r == 0)
-                r = store_fail(&p->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
-                               f->lease, f->holder, (unsigned long long) f->generation);
+                r = store_fail(&p->base, -ESTALE, "lease %s is no longer held by %s as generation %llu"
+                               " of store %s", f->lease, f->holder, (unsigned long long) f->generation,
+                               f->store_id ? f->store_id : p->bound_id);
         return r < 0 ? tx_abort(p, r) : 0;
 }
 
@@ -366,6 +373,8 @@ static const char schema_sql[] =
         "SELECT pg_advisory_xact_lock(7153200512);"
         "CREATE TABLE IF NOT EXISTS store_meta (key text PRIMARY KEY, value text NOT NULL);"
         "INSERT INTO store_meta VALUES ('schema', '" SCHEMA_VERSION "') ON CONFLICT DO NOTHING;"
+        /* %s: a new identity, hex digits only. */
+        "INSERT INTO store_meta VALUES ('store_id', '%s') ON CONFLICT DO NOTHING;"
         "CREATE TABLE IF NOT EXISTS leases (name text PRIMARY KEY, holder text NOT NULL,"
         "  generation bigint NOT NULL, expires timestamptz NOT NULL);"
         "CREATE TABLE IF NOT EXISTS write_log (id bigserial PRIMARY KEY, lease text NOT NULL,"
@@ -392,22 +401,47 @@ static const char schema_sql[] =
         "CREATE INDEX IF NOT EXISTS jobs_in_flight ON jobs (worker) WHERE status = 'assigned';"
         "COMMIT;";
 
-static int create_schema(struct store_pg *p) {
+/* Reads the schema version (must be ours) and the identity of the store
+ * the connection reaches now. A schema that is gone is "unavailable" for a
+ * handle that had one: it never creates it again. */
+static int read_meta(struct store_pg *p) {
+        char version[16] = "";
         PGresult *res;
         int r;
 
-        r = exec_script(p, "create schema", schema_sql);
-        if (r < 0)
-                return tx_abort(p, r);
-        r = query(p, &res, "read schema version", "SELECT value FROM store_meta WHERE key = 'schema'", "");
-        if (r < 0)
+        r = query(p, &res, "read store identity",
+                  "SELECT key, value FROM store_meta WHERE key IN ('schema', 'store_id')", "");
+        if (r < 0) {
+                if (p->opened && r == -EPROTO)
+                        r = store_fail(&p->base, -EIO, "the store's tables are gone (%s); waiting for them to be"
+                                       " restored (a running member never creates them again)",
+                                       p->base.errmsg);
                 return r;
-        if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), SCHEMA_VERSION) != 0)
-                r = store_fail(&p->base, -EPROTONOSUPPORT,
-                               "store schema version \"%s\", this program knows " SCHEMA_VERSION,
-                               PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "");
+        }
+        p->store_id[0] = '\0';
+        for (int i = 0; i < PQntuples(res); i++) {
+                if (strcmp(PQgetvalue(res, i, 0), "schema") == 0)
+                        snprintf(version, sizeof version, "%s", PQgetvalue(res, i, 1));
+                else
+                        snprintf(p->store_id, sizeof p->store_id, "%s", PQgetvalue(res, i, 1));
+        }
         PQclear(res);
-        return r;
+        if (strcmp(version, SCHEMA_VERSION) != 0)
+                return store_fail(&p->base, -EPROTONOSUPPORT,
+                                  "store schema version \"%s\", this program knows " SCHEMA_VERSION, version);
+        return 0;
+}
+
+static int create_schema(struct store_pg *p) {
+        char id[STORE_ID_MAX + 1], sql[sizeof schema_sql + STORE_ID_MAX];
+        int r;
+
+        r = store_new_identity(id);
+        if (r < 0)
+                return store_fail(&p->base, r, "cannot draw a store identity: %s", strerror(-r));
+        snprintf(sql, sizeof sql, schema_sql, id);
+        r = exec_script(p, "create schema", sql);
+        return r < 0 ? tx_abort(p, r) : 0;
 }
 
 /* The lock timeout bounds both sides of a lock: how long we wait for one,
@@ -454,14 +488,21 @@ static int connect_db(struct store_pg *p) {
         PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
         r = exec_script(p, "configure session",
                         "SET client_min_messages = warning");
+        if (r >= 0 && p->readonly)
+                r = exec_script(p, "configure session", "SET default_transaction_read_only = on");
         if (r >= 0)
                 r = apply_lock_timeout(p);
-        if (r >= 0)
+        if (r >= 0 && !p->readonly && !p->opened)
                 r = create_schema(p);
+        if (r >= 0)
+                r = read_meta(p);
         if (r < 0) {
                 disconnect(p);
                 return r;
         }
+        if (!p->opened)
+                memcpy(p->bound_id, p->store_id, sizeof p->bound_id);
+        p->opened = true;
         return 0;
 }
 
@@ -474,7 +515,7 @@ static int need_conn(struct store_pg *p) {
 
 static const struct store_backend pg_backend;
 
-int store_pg_open(const char *conninfo, struct store **ret, char *errbuf, size_t errlen) {
+int store_pg_open(const char *conninfo, bool readonly, struct store **ret, char *errbuf, size_t errlen) {
         struct store_pg *p;
         int r;
 
@@ -483,6 +524,7 @@ int store_pg_open(const char *conninfo, struct store **ret, char *errbuf, size_t
                 return -ENOMEM;
         p->base.backend = &pg_backend;
         p->lock_timeout_usec = 1000000;
+        p->readonly = readonly;
         p->conninfo = strdup(conninfo);
         if (!p->conninfo) {
                 free(p);
@@ -509,6 +551,34 @@ static void pg_close(struct store *s) {
 
 static int pg_reconnect(struct store *s) {
         return connect_db(to_pg(s));
+}
+
+/* -ESTALE when the schema reached now is another incarnation (a database
+ * or schema dropped and created again) than the one we are bound to. */
+static int pg_same_store(struct store *s) {
+        struct store_pg *p = to_pg(s);
+        int r;
+
+        if ((r = need_conn(p)) < 0 || (r = read_meta(p)) < 0)
+                return r;
+        if (strcmp(p->store_id, p->bound_id) != 0)
+                return store_fail(s, -ESTALE, "the store is another store (identity %s, not %s)",
+                                  p->store_id[0] ? p->store_id : "none", p->bound_id[0] ? p->bound_id : "none");
+        return 0;
+}
+
+static int pg_follow_store(struct store *s) {
+        struct store_pg *p = to_pg(s);
+        int r;
+
+        if ((r = need_conn(p)) < 0 || (r = read_meta(p)) < 0)
+                return r;
+        memcpy(p->bound_id, p->store_id, sizeof p->bound_id);
+        return 0;
+}
+
+static const char *pg_identity(const struct store *s) {
+        return ((const struct store_pg *) s)->bound_id;
 }
 
 static int pg_set_lock_timeout(struct store *s, uint64_t usec) {
@@ -872,7 +942,9 @@ static const char *const job_sql[JQ_N] = {
         /* Fails (division by zero) unless the lease is ours: the rest of
          * the pipeline is then skipped. */
         [JQ_FENCE] = "SELECT 1 / (SELECT count(*) FROM (SELECT 1 FROM leases WHERE name = $1 AND holder = $2"
-                     " AND generation = $3 AND expires > clock_timestamp() FOR SHARE) l)::integer",
+                     " AND generation = $3 AND expires > clock_timestamp()"
+                     " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4)"
+                     " FOR SHARE) l)::integer",
         /* Locks the jobs named (in key order: two batches never deadlock),
          * completes each first RESULT of the current attempt with its token
          * on a job not done, and returns what every RESULT found. */
@@ -908,7 +980,7 @@ static const char *const job_sql[JQ_N] = {
         [JQ_LOG] = "INSERT INTO write_log (lease, holder, generation, at, what)"
                    " VALUES ($1, $2, $3, " NOW_USEC ", $4)",
 };
-static const int job_sql_params[JQ_N] = { 3, 5, 3, 3, 4 };
+static const int job_sql_params[JQ_N] = { 4, 5, 3, 3, 4 };
 
 static void job_statement_name(char name[16], int which) {
         snprintf(name, 16, "sdlive_job%d", which);
@@ -1212,7 +1284,8 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
         if (!PQsendQueryParams(p->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
                 r = fail_conn(p, -ECONNRESET, "begin transaction");
         if (r >= 0)
-                r = send_job(p, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen });
+                r = send_job(p, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen,
+                                                                  f->store_id ? f->store_id : p->bound_id });
         if (r >= 0 && b->n_results)
                 r = send_job(p, JQ_RECORD, (const char *const[]) { t->text[A_RUN], t->text[A_JOB],
                                                                    t->text[A_ATTEMPT], t->text[A_TOKEN],
@@ -1636,6 +1709,9 @@ static const struct store_backend pg_backend = {
         .close = pg_close,
         .reconnect = pg_reconnect,
         .set_lock_timeout = pg_set_lock_timeout,
+        .same_store = pg_same_store,
+        .follow_store = pg_follow_store,
+        .identity = pg_identity,
         .lease_acquire = pg_lease_acquire,
         .lease_refresh = pg_lease_refresh,
         .lease_release = pg_lease_release,

@@ -34,11 +34,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +75,10 @@ struct store_sqlite {
         int64_t busy_since; /* CLOCK_MONOTONIC when the current lock wait began */
         char *released_path;  /* <path>-released: touched on release */
         int watch_fd;         /* inotify on the database's directory, or -1 */
+        bool readonly;
+        bool opened;                      /* once: never create the file again */
+        char store_id[STORE_ID_MAX + 1];  /* of the file open now */
+        char bound_id[STORE_ID_MAX + 1];  /* of the incarnation we are bound to */
 };
 
 static struct store_sqlite *to_sqlite(struct store *s) {
@@ -207,14 +213,6 @@ static int tx_begin(struct store_sqlite *q) {
         return rc == SQLITE_OK ? 0 : fail_sqlite(q, rc, "begin transaction");
 }
 
-static int tx_commit(struct store_sqlite *q) {
-        int rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL);
-        if (rc == SQLITE_OK)
-                return 0;
-        sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
-        return fail_sqlite(q, rc, "commit");
-}
-
 /* Ends a failed transaction and passes r through. */
 static int tx_abort(struct store_sqlite *q, int r) {
         if (!sqlite3_get_autocommit(q->db))
@@ -222,11 +220,28 @@ static int tx_abort(struct store_sqlite *q, int r) {
         return r;
 }
 
+/* A failed COMMIT is reported with its own cause (a full disk, an I/O
+ * error), recorded before the rollback: SQLite may already have rolled the
+ * transaction back, and the ROLLBACK's "no transaction is active" would
+ * hide it. */
+static int tx_commit(struct store_sqlite *q) {
+        int rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL), r;
+        if (rc == SQLITE_OK)
+                return 0;
+        r = fail_sqlite(q, rc, "commit");
+        return tx_abort(q, r);
+}
+
+static int check_not_moved(struct store_sqlite *q);
+
 static const char fence_check_sql[] =
         "SELECT 1 FROM leases WHERE name = ?1 AND holder = ?2 AND generation = ?3"
-        " AND boot_id = ?4 AND expires > ?5";
+        " AND boot_id = ?4 AND expires > ?5"
+        " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = ?6)";
 
-/* Begins a write transaction that holds only while f is the live lease. */
+/* Begins a write transaction that holds only while f is the live lease of
+ * the store incarnation that issued it, and the file is still the one at
+ * the path (a write to a deleted file would be lost). */
 static int fence_begin(struct store_sqlite *q, const struct store_fence *f) {
         sqlite3_stmt *st;
         int r;
@@ -234,15 +249,19 @@ static int fence_begin(struct store_sqlite *q, const struct store_fence *f) {
         r = tx_begin(q);
         if (r < 0)
                 return r;
-        r = prepare(q, &st, fence_check_sql, "ttiti", f->lease, f->holder, (int64_t) f->generation,
-                    q->boot_id, lease_now());
+        r = check_not_moved(q);
+        if (r < 0)
+                return tx_abort(q, r);
+        r = prepare(q, &st, fence_check_sql, "ttitit", f->lease, f->holder, (int64_t) f->generation,
+                    q->boot_id, lease_now(), f->store_id ? f->store_id : q->bound_id);
         if (r < 0)
                 return tx_abort(q, r);
         r = step(q, st, "check lease");
         sqlite3_finalize(st);
         if (r == 0)
-                r = store_fail(&q->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
-                               f->lease, f->holder, (unsigned long long) f->generation);
+                r = store_fail(&q->base, -ESTALE, "lease %s is no longer held by %s as generation %llu"
+                               " of store %s", f->lease, f->holder, (unsigned long long) f->generation,
+                               f->store_id ? f->store_id : q->bound_id);
         return r < 0 ? tx_abort(q, r) : 0;
 }
 
@@ -281,6 +300,7 @@ static int fenced_exec(struct store_sqlite *q, const struct store_fence *f, cons
 static const char schema_sql[] =
         "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
         "INSERT OR IGNORE INTO store_meta VALUES ('schema', '" SCHEMA_VERSION "');"
+        "INSERT OR IGNORE INTO store_meta VALUES ('store_id', :store_id);"
         "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL,"
         "  generation INTEGER NOT NULL, expires INTEGER NOT NULL, boot_id TEXT NOT NULL);"
         "CREATE TABLE IF NOT EXISTS write_log (id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -324,33 +344,73 @@ static int add_job_columns(struct store_sqlite *q) {
         return r < 0 ? r : add_job_column(q, "claimed", "ALTER TABLE jobs ADD COLUMN claimed INTEGER");
 }
 
-static int create_schema(struct store_sqlite *q) {
+/* Reads the schema version (must be ours) and the store's identity ("" for
+ * a store created before identities, read-only). */
+static int read_meta(struct store_sqlite *q) {
         sqlite3_stmt *st;
         char version[16] = "";
-        int r, rc;
+        int r;
+
+        q->store_id[0] = '\0';
+        r = prepare(q, &st, "SELECT key, value FROM store_meta WHERE key IN ('schema', 'store_id')", "");
+        if (r < 0)
+                return r;
+        while ((r = step(q, st, "read store identity")) > 0) {
+                const char *key = (const char *) sqlite3_column_text(st, 0);
+                const char *value = (const char *) sqlite3_column_text(st, 1);
+                if (strcmp(key, "schema") == 0)
+                        snprintf(version, sizeof version, "%s", value ? value : "");
+                else
+                        snprintf(q->store_id, sizeof q->store_id, "%s", value ? value : "");
+        }
+        sqlite3_finalize(st);
+        if (r < 0)
+                return r;
+        if (strcmp(version, SCHEMA_VERSION) != 0)
+                return store_fail(&q->base, -EPROTONOSUPPORT,
+                                  "%s: store schema version \"%s\", this program knows " SCHEMA_VERSION,
+                                  q->path, version);
+        return 0;
+}
+
+/* Runs the schema script with :store_id bound to a new identity. */
+static int exec_schema(struct store_sqlite *q) {
+        char id[STORE_ID_MAX + 1];
+        const char *sql = schema_sql;
+        int r = store_new_identity(id);
+
+        if (r < 0)
+                return store_fail(&q->base, r, "cannot draw a store identity: %s", strerror(-r));
+        while (*sql) {
+                sqlite3_stmt *st;
+                int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, &sql);
+                if (rc != SQLITE_OK)
+                        return fail_sqlite(q, rc, "create schema");
+                if (!st)
+                        continue;
+                rc = sqlite3_bind_parameter_count(st) > 0 ? sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT)
+                                                          : SQLITE_OK;
+                if (rc == SQLITE_OK)
+                        rc = sqlite3_step(st);
+                sqlite3_finalize(st);
+                if (rc != SQLITE_DONE && rc != SQLITE_ROW && rc != SQLITE_OK)
+                        return fail_sqlite(q, rc, "create schema");
+        }
+        return 0;
+}
+
+static int create_schema(struct store_sqlite *q) {
+        int r;
 
         r = tx_begin(q);
         if (r < 0)
                 return r;
-        rc = sqlite3_exec(q->db, schema_sql, NULL, NULL, NULL);
-        if (rc != SQLITE_OK)
-                return tx_abort(q, fail_sqlite(q, rc, "create schema"));
-        r = prepare(q, &st, "SELECT value FROM store_meta WHERE key = 'schema'", "");
-        if (r < 0)
-                return tx_abort(q, r);
-        r = step(q, st, "read schema version");
-        if (r > 0)
-                snprintf(version, sizeof version, "%s", (const char *) sqlite3_column_text(st, 0));
-        sqlite3_finalize(st);
-        if (r < 0)
-                return tx_abort(q, r);
-        if ((r = add_job_columns(q)) < 0)
-                return tx_abort(q, r);
-        if (strcmp(version, SCHEMA_VERSION) != 0)
-                return tx_abort(q, store_fail(&q->base, -EPROTONOSUPPORT,
-                                              "%s: store schema version \"%s\", this program knows " SCHEMA_VERSION,
-                                              q->path, version));
-        return tx_commit(q);
+        r = exec_schema(q);
+        if (r >= 0)
+                r = read_meta(q);
+        if (r >= 0)
+                r = add_job_columns(q);
+        return r < 0 ? tx_abort(q, r) : tx_commit(q);
 }
 
 /* Waits for another client's write lock in steps of 20 us doubling to
@@ -384,44 +444,188 @@ static void disconnect(struct store_sqlite *q) {
         q->db = NULL;
 }
 
-static int connect_db(struct store_sqlite *q) {
+/* May this first open create the file? 1 yes (nothing of a store is there),
+ * 0 no need (it exists), -ENOENT when the database is missing beside its
+ * write-ahead log: a store deleted while in use is never silently replaced
+ * by an empty one. */
+static int may_create(struct store_sqlite *q) {
+        char wal[PATH_MAX];
+        struct stat st;
+
+        if (lstat(q->path, &st) == 0)
+                return 0;
+        if (errno != ENOENT)
+                return 0; /* let the open report it */
+        if ((size_t) snprintf(wal, sizeof wal, "%s-wal", q->path) >= sizeof wal)
+                return store_fail(&q->base, -ENAMETOOLONG, "%s: path too long", q->path);
+        if (access(wal, F_OK) == 0)
+                return store_fail(&q->base, -ENOENT,
+                                  "store %s is missing but its write-ahead log %s remains: it was deleted"
+                                  " while in use. Restore it, or remove %s and %s-shm to start a new, empty"
+                                  " store (its leases, runs and results are lost)",
+                                  q->path, wal, wal, q->path);
+        return 1;
+}
+
+/* Keeps the write-ahead log and shared-memory files when a connection
+ * closes: a handle on a deleted store would otherwise remove, by name, the
+ * files of whatever store now lives at the path. */
+static int keep_wal(struct store_sqlite *q) {
+        int one = 1;
+        int rc = sqlite3_file_control(q->db, "main", SQLITE_FCNTL_PERSIST_WAL, &one);
+        return rc == SQLITE_OK ? 0 : fail_sqlite(q, rc, "keep the write-ahead log");
+}
+
+/* The file itself must not be a link (the directories above it may be:
+ * systemd's DynamicUser= state directory is one). SQLite's own
+ * SQLITE_OPEN_NOFOLLOW refuses links anywhere in the path. */
+static int check_not_link(struct store_sqlite *q) {
+        struct stat st;
+
+        if (lstat(q->path, &st) == 0 && S_ISLNK(st.st_mode))
+                return store_fail(&q->base, -ELOOP, "store %s is a symbolic link: name the file itself",
+                                  q->path);
+        return 0;
+}
+
+/* Whether PATH-suffix exists. */
+static bool side_file_exists(const struct store_sqlite *q, const char *suffix) {
+        char name[PATH_MAX];
+        struct stat st;
+
+        return (size_t) snprintf(name, sizeof name, "%s%s", q->path, suffix) < sizeof name &&
+               lstat(name, &st) == 0;
+}
+
+/* "file:" URI of the path with ?immutable=1, for a read-only open that must
+ * not create the -wal and -shm SQLite would otherwise add. */
+static int immutable_uri(const struct store_sqlite *q, char *uri, size_t size) {
+        static const char hex[] = "0123456789abcdef";
+        size_t n = (size_t) snprintf(uri, size, "file:");
+
+        for (const unsigned char *c = (const unsigned char *) q->path; *c; c++) {
+                bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                             (*c >= '0' && *c <= '9') || strchr("/-._~", *c);
+                if (n + 4 >= size)
+                        return -ENAMETOOLONG;
+                if (plain)
+                        uri[n++] = (char) *c;
+                else {
+                        uri[n++] = '%';
+                        uri[n++] = hex[*c >> 4];
+                        uri[n++] = hex[*c & 15];
+                }
+        }
+        return (size_t) snprintf(uri + n, size - n, "?immutable=1") < size - n ? 0 : -ENAMETOOLONG;
+}
+
+static int open_file(struct store_sqlite *q) {
+        int flags = SQLITE_OPEN_NOMUTEX, rc, r;
+        char uri[3 * PATH_MAX + 32];
+        const char *name = q->path;
+
+        r = check_not_link(q);
+        if (r < 0)
+                return r;
+        if (q->readonly) {
+                flags |= SQLITE_OPEN_READONLY;
+                if (!side_file_exists(q, "-wal") || !side_file_exists(q, "-shm")) {
+                        if (immutable_uri(q, uri, sizeof uri) < 0)
+                                return store_fail(&q->base, -ENAMETOOLONG, "%s: path too long", q->path);
+                        flags |= SQLITE_OPEN_URI;
+                        name = uri;
+                }
+        } else {
+                flags |= SQLITE_OPEN_READWRITE;
+                r = q->opened ? 0 : may_create(q);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        flags |= SQLITE_OPEN_CREATE;
+        }
+        rc = sqlite3_open_v2(name, &q->db, flags, NULL);
+        if (rc == SQLITE_OK)
+                return 0;
+        if (q->opened && errno_from_sqlite(q->db, rc) == -ENOENT)
+                r = store_fail(&q->base, -EIO, "store %s was deleted; waiting for it to be restored"
+                               " (a running member never creates it again)", q->path);
+        else
+                r = fail_sqlite(q, rc, "cannot open store");
+        sqlite3_close_v2(q->db);
+        q->db = NULL;
+        return r;
+}
+
+/* A read-only handle: no journal mode change, no schema, no transaction
+ * that writes, nothing created. Without its -wal and -shm (no writer has
+ * had it open since they were removed) SQLite would create both beside a
+ * file that may belong to another user, so the file is then opened as
+ * immutable: what it holds is all there is, unless a writer starts during
+ * the inspection (whose reads may then fail; inspect again). */
+static int configure_readonly(struct store_sqlite *q) {
+        int rc = sqlite3_exec(q->db, "PRAGMA query_only = ON", NULL, NULL, NULL);
+        return rc == SQLITE_OK ? read_meta(q) : fail_sqlite(q, rc, "configure");
+}
+
+static int configure_readwrite(struct store_sqlite *q) {
         sqlite3_stmt *st;
         int r, rc;
 
-        rc = sqlite3_open_v2(q->path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-        if (rc != SQLITE_OK) {
-                r = fail_sqlite(q, rc, "cannot open store");
-                disconnect(q);
-                return r;
-        }
-        sqlite3_extended_result_codes(q->db, 1);
-        r = apply_lock_timeout(q);
+        r = keep_wal(q);
         if (r < 0)
-                goto fail;
-
+                return r;
         /* The first read of the file: a corrupt or foreign file fails here. */
         r = prepare(q, &st, "PRAGMA journal_mode = WAL", "");
         if (r < 0)
-                goto fail;
+                return r;
         r = step(q, st, "switch to WAL mode");
         if (r > 0 && strcmp((const char *) sqlite3_column_text(st, 0), "wal") != 0)
                 r = store_fail(&q->base, -ENOTSUP, "%s: cannot use WAL mode (journal mode stays %s)",
                                q->path, (const char *) sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
         if (r < 0)
-                goto fail;
+                return r;
         rc = sqlite3_exec(q->db, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", NULL, NULL, NULL);
-        if (rc != SQLITE_OK) {
-                r = fail_sqlite(q, rc, "configure");
-                goto fail;
-        }
-        r = create_schema(q);
+        if (rc != SQLITE_OK)
+                return fail_sqlite(q, rc, "configure");
+        return create_schema(q);
+}
+
+static int connect_db(struct store_sqlite *q) {
+        int r;
+
+        r = open_file(q);
         if (r < 0)
-                goto fail;
+                return r;
+        sqlite3_extended_result_codes(q->db, 1);
+        r = apply_lock_timeout(q);
+        if (r >= 0)
+                r = q->readonly ? configure_readonly(q) : configure_readwrite(q);
+        if (r < 0) {
+                disconnect(q);
+                return r;
+        }
+        if (!q->opened)
+                memcpy(q->bound_id, q->store_id, sizeof q->bound_id);
+        q->opened = true;
         return 0;
-fail:
-        disconnect(q);
-        return r;
+}
+
+/* -ESTALE when the file this handle has open is no longer the one at its
+ * path (deleted, or another file moved in its place), or the store there
+ * is another incarnation than the one the handle is bound to. */
+static int check_not_moved(struct store_sqlite *q) {
+        int moved = 0;
+
+        if (sqlite3_file_control(q->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK)
+                moved = 0;
+        if (moved)
+                return store_fail(&q->base, -ESTALE, "store %s was deleted or replaced while open", q->path);
+        if (strcmp(q->store_id, q->bound_id) != 0)
+                return store_fail(&q->base, -ESTALE, "store %s is another store (identity %s, not %s)",
+                                  q->path, q->store_id[0] ? q->store_id : "none",
+                                  q->bound_id[0] ? q->bound_id : "none");
+        return 0;
 }
 
 static int read_boot_id(struct store_sqlite *q) {
@@ -440,7 +644,7 @@ static int read_boot_id(struct store_sqlite *q) {
 
 static const struct store_backend sqlite_backend;
 
-int store_sqlite_open(const char *path, struct store **ret, char *errbuf, size_t errlen) {
+int store_sqlite_open(const char *path, bool readonly, struct store **ret, char *errbuf, size_t errlen) {
         struct store_sqlite *q;
         int r;
 
@@ -450,6 +654,7 @@ int store_sqlite_open(const char *path, struct store **ret, char *errbuf, size_t
         q->base.backend = &sqlite_backend;
         q->lock_timeout_usec = 1000000;
         q->watch_fd = -1;
+        q->readonly = readonly;
         q->path = strdup(path);
         if (!q->path || asprintf(&q->released_path, "%s" RELEASED_SUFFIX, path) < 0) {
                 free(q->path);
@@ -498,6 +703,30 @@ static int sqlite_set_lock_timeout(struct store *s, uint64_t usec) {
 /* After a failed reconnect there is no database handle until the next one. */
 static int need_db(struct store_sqlite *q) {
         return q->db ? 0 : connect_db(q);
+}
+
+static int sqlite_same_store(struct store *s) {
+        struct store_sqlite *q = to_sqlite(s);
+        int r = need_db(q);
+
+        return r < 0 ? r : check_not_moved(q);
+}
+
+static int sqlite_follow_store(struct store *s) {
+        struct store_sqlite *q = to_sqlite(s);
+        int r = need_db(q);
+
+        if (r < 0 || check_not_moved(q) >= 0)
+                return r;
+        disconnect(q);
+        r = connect_db(q);
+        if (r >= 0)
+                memcpy(q->bound_id, q->store_id, sizeof q->bound_id);
+        return r;
+}
+
+static const char *sqlite_identity(const struct store *s) {
+        return ((const struct store_sqlite *) s)->bound_id;
 }
 
 /* ------------------------------------------------------------------ */
@@ -932,9 +1161,15 @@ static int job_run(struct store_sqlite *q, int which, const char *what) {
         return r < 0 ? r : job_step(q, st, what);
 }
 
+/* Keeps the first error's message: a failed ROLLBACK must not hide it. */
 static int job_tx_abort(struct store_sqlite *q, int r) {
-        if (!sqlite3_get_autocommit(q->db))
+        char first[sizeof q->base.errmsg];
+
+        if (!sqlite3_get_autocommit(q->db)) {
+                memcpy(first, q->base.errmsg, sizeof first);
                 (void) job_run(q, JST_ROLLBACK, "rollback");
+                memcpy(q->base.errmsg, first, sizeof first);
+        }
         return r;
 }
 
@@ -945,18 +1180,20 @@ static int job_fence_begin(struct store_sqlite *q, const struct store_fence *f) 
 
         if ((r = job_run(q, JST_BEGIN, "begin transaction")) < 0)
                 return r;
-        if ((r = job_stmt(q, JST_FENCE, &st)) < 0)
+        if ((r = check_not_moved(q)) < 0 || (r = job_stmt(q, JST_FENCE, &st)) < 0)
                 return job_tx_abort(q, r);
         sqlite3_bind_text(st, 1, f->lease, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, f->holder, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, (int64_t) f->generation);
         sqlite3_bind_text(st, 4, q->boot_id, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 5, lease_now());
+        sqlite3_bind_text(st, 6, f->store_id ? f->store_id : q->bound_id, -1, SQLITE_STATIC);
         r = job_step(q, st, "check lease");
         sqlite3_reset(st);
         if (r == 0)
-                r = store_fail(&q->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
-                               f->lease, f->holder, (unsigned long long) f->generation);
+                r = store_fail(&q->base, -ESTALE, "lease %s is no longer held by %s as generation %llu"
+                               " of store %s", f->lease, f->holder, (unsigned long long) f->generation,
+                               f->store_id ? f->store_id : q->bound_id);
         return r < 0 ? job_tx_abort(q, r) : 0;
 }
 
@@ -1393,6 +1630,9 @@ static const struct store_backend sqlite_backend = {
         .close = sqlite_close,
         .reconnect = sqlite_reconnect,
         .set_lock_timeout = sqlite_set_lock_timeout,
+        .same_store = sqlite_same_store,
+        .follow_store = sqlite_follow_store,
+        .identity = sqlite_identity,
         .lease_acquire = sqlite_lease_acquire,
         .lease_refresh = sqlite_lease_refresh,
         .lease_release = sqlite_lease_release,

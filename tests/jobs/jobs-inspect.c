@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "usage: jobs-inspect URL [held WORKER]\n");
                 return 2;
         }
-        if (store_open(argv[1], &s) < 0) {
+        if (store_open_readonly(argv[1], &s) < 0) {
                 fprintf(stderr, "jobs-inspect: %s\n", store_errmsg(NULL));
                 return 1;
         }

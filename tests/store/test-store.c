@@ -225,7 +225,7 @@ static void test_lease_racing_acquirers(void **state) {
 static void test_fenced_write_by_deposed_leader(void **state) {
         struct store_log_summary sum;
         struct store_blob blobs[16];
-        struct store_fence a = { "cluster", "a", 0 }, b = { "cluster", "b", 0 };
+        struct store_fence a = { "cluster", "a", 0, NULL }, b = { "cluster", "b", 0, NULL };
 
         assert_int_equal(store_seed_inventory(s, 12, 0, 0), 0);
         a.generation = acquire_ok(s, "cluster", "a", 200 * MSEC);
@@ -237,7 +237,7 @@ static void test_fenced_write_by_deposed_leader(void **state) {
         assert_int_equal(store_blob_mark_deleted(s, &a, 6), -ESTALE);
         assert_non_null(strstr(store_errmsg(s), "no longer held"));
         /* A wrong generation with the right holder is refused too. */
-        struct store_fence forged = { "cluster", "b", a.generation };
+        struct store_fence forged = { "cluster", "b", a.generation, NULL };
         assert_int_equal(store_blob_mark_deleted(s, &forged, 6), -ESTALE);
 
         assert_int_equal(store_blobs_list(s, 0, blobs, 16), 12);
@@ -349,7 +349,7 @@ static void test_inventory_seed_and_iterate(void **state) {
 }
 
 static void test_inventory_fenced_updates(void **state) {
-        struct store_fence f = { "cluster", "leader", 0 };
+        struct store_fence f = { "cluster", "leader", 0, NULL };
         struct store_artifact arts[64], cursor;
         struct store_node nodes[8];
         int n, pruned = 0, kept_of_name = 0;
@@ -401,7 +401,7 @@ static void test_inventory_fenced_updates(void **state) {
 /* ------------------------------------------------------------------ */
 
 static struct store_fence lead(const char *holder) {
-        struct store_fence f = { "cluster", holder, 0 };
+        struct store_fence f = { "cluster", holder, 0, NULL };
 
         f.generation = acquire_ok(s, "cluster", holder, 60 * SEC);
         return f;

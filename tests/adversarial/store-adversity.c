@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store against an unlucky environment (SQLite):
+ *
+ *   identity DIR   a fence from one incarnation of the store never passes
+ *                  in another: the file deleted and created again, the same
+ *                  holder elected with the same generation 1 there;
+ *   readonly DIR   inspection opens the store read-only: it reads while a
+ *                  writer holds the write lock, creates no file beside the
+ *                  store and never creates a missing store;
+ *   full DIR       DIR is a tiny file system: writes fail with -ENOSPC and
+ *                  a message naming the cause, never the noise of a
+ *                  rollback; inspection still reads the store.
+ */
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LEASE "cluster"
+#define HOUR_USEC UINT64_C(3600000000)
+
+static int failures;
+
+#define CHECK(cond, ...)                                                     \
+        do {                                                                 \
+                if (!(cond)) {                                               \
+                        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+                        fprintf(stderr, __VA_ARGS__);                        \
+                        fputc('\n', stderr);                                 \
+                        failures++;                                          \
+                }                                                            \
+        } while (0)
+
+static double now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+static void remove_store(const char *db) {
+        char name[600];
+        unlink(db);
+        snprintf(name, sizeof name, "%s-wal", db);
+        unlink(name);
+        snprintf(name, sizeof name, "%s-shm", db);
+        unlink(name);
+}
+
+/* Entries of dir, sorted, one string. */
+static void list_dir(const char *dir, char *out, size_t size) {
+        struct dirent **names;
+        int n = scandir(dir, &names, NULL, alphasort);
+        size_t used = 0;
+
+        out[0] = '\0';
+        for (int i = 0; i < n; i++) {
+                if (names[i]->d_name[0] != '.' && used < size)
+                        used += (size_t) snprintf(out + used, size - used, "%s ", names[i]->d_name);
+                free(names[i]);
+        }
+        free(names);
+}
+
+static void identity(const char *dir) {
+        char db[512], url[600], id_a[STORE_ID_MAX + 1];
+        struct store *a = NULL, *b = NULL, *c = NULL;
+        struct store_fence fence = { .lease = LEASE, .holder = "node-a" };
+        uint64_t gen_b = 0;
+        int r;
+
+        snprintf(db, sizeof db, "%s/identity.db", dir);
+        snprintf(url, sizeof url, "sqlite:%s", db);
+        remove_store(db);
+        CHECK(store_open(url, &a) == 0, "open: %s", store_errmsg(NULL));
+        if (!a)
+                return;
+        CHECK(store_lease_acquire(a, LEASE, "node-a", HOUR_USEC, &fence.generation) == 0, "acquire: %s",
+              store_errmsg(a));
+        snprintf(id_a, sizeof id_a, "%s", store_identity(a));
+        fence.store_id = id_a;
+        CHECK(strlen(id_a) == STORE_ID_MAX, "store identity \"%s\" is not %d hex digits", id_a, STORE_ID_MAX);
+        store_close(a);
+
+        /* Deleted, and created again by a member that starts afterwards. */
+        remove_store(db);
+        CHECK(store_open(url, &b) == 0, "open again: %s", store_errmsg(NULL));
+        if (!b)
+                return;
+        CHECK(strcmp(store_identity(b), id_a) != 0, "a new store has the old identity %s", id_a);
+        CHECK(store_lease_acquire(b, LEASE, "node-a", HOUR_USEC, &gen_b) == 0, "acquire again: %s",
+              store_errmsg(b));
+        printf("identity: incarnation %s generation %llu, then %s generation %llu\n", id_a,
+               (unsigned long long) fence.generation, store_identity(b), (unsigned long long) gen_b);
+
+        /* The old term's fence, through a handle opened on the new store. */
+        CHECK(store_open(url, &c) == 0, "open a third handle: %s", store_errmsg(NULL));
+        if (c) {
+                r = store_node_checkin(c, "node-1");
+                CHECK(r >= 0, "checkin: %s", store_errmsg(c));
+                r = store_node_mark_missing(c, &fence, "node-1");
+                CHECK(r == -ESTALE, "a fence of the deleted incarnation passed in the new one (%d: %s)", r,
+                      store_errmsg(c));
+                fence.store_id = store_identity(b);
+                r = store_node_mark_missing(c, &fence, "node-1");
+                CHECK(r == 1, "the new incarnation's own fence failed (%d: %s)", r, store_errmsg(c));
+        }
+        store_close(c);
+        store_close(b);
+}
+
+static void readonly(const char *dir) {
+        char db[512], url[600], missing[600], before[1024], after[1024];
+        struct store_lease_info info;
+        struct store_log_summary sum;
+        struct store *w = NULL, *ro = NULL;
+        uint64_t gen;
+        sqlite3 *raw = NULL;
+        double t0, took;
+        int r;
+
+        snprintf(db, sizeof db, "%s/readonly.db", dir);
+        snprintf(url, sizeof url, "sqlite:%s", db);
+        remove_store(db);
+        CHECK(store_open(url, &w) == 0, "open: %s", store_errmsg(NULL));
+        if (!w)
+                return;
+        CHECK(store_lease_acquire(w, LEASE, "writer", HOUR_USEC, &gen) == 0, "acquire: %s", store_errmsg(w));
+
+        /* A writer holds the write lock. */
+        CHECK(sqlite3_open(db, &raw) == SQLITE_OK && sqlite3_exec(raw, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK,
+              "cannot take the write lock: %s", raw ? sqlite3_errmsg(raw) : "no memory");
+        t0 = now_ms();
+        r = store_open_readonly(url, &ro);
+        CHECK(r == 0, "inspection cannot open the store while a writer holds it: %s", store_errmsg(NULL));
+        if (ro) {
+                r = store_lease_read(ro, LEASE, &info);
+                CHECK(r == 0 && info.held && strcmp(info.holder, "writer") == 0, "read lease: %d %s", r,
+                      store_errmsg(ro));
+                r = store_log_summary(ro, LEASE, &sum);
+                CHECK(r == 0, "read summary: %s", store_errmsg(ro));
+                CHECK(store_node_checkin(ro, "node-1") == -EROFS, "a read-only handle wrote");
+        }
+        took = now_ms() - t0;
+        printf("readonly: inspection beside a held write lock took %.1f ms\n", took);
+        CHECK(took < 500, "inspection waited %.0f ms for the write lock", took);
+        store_close(ro);
+        ro = NULL;
+        sqlite3_exec(raw, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(raw);
+        store_close(w);
+
+        /* Nothing created beside a store whose -wal and -shm are gone. */
+        snprintf(missing, sizeof missing, "%s-wal", db);
+        unlink(missing);
+        snprintf(missing, sizeof missing, "%s-shm", db);
+        unlink(missing);
+        list_dir(dir, before, sizeof before);
+        r = store_open_readonly(url, &ro);
+        CHECK(r == 0, "inspection of a closed store: %s", store_errmsg(NULL));
+        if (ro)
+                CHECK(store_lease_read(ro, LEASE, &info) == 0 && info.generation == gen, "read lease: %s",
+                      store_errmsg(ro));
+        store_close(ro);
+        list_dir(dir, after, sizeof after);
+        CHECK(strcmp(before, after) == 0, "inspection created files: before \"%s\", after \"%s\"", before, after);
+        printf("readonly: files before and after inspection: %s\n", after);
+
+        /* A missing store is not created by inspection. */
+        snprintf(missing, sizeof missing, "%s/none.db", dir);
+        remove_store(missing);
+        snprintf(missing, sizeof missing, "sqlite:%s/none.db", dir);
+        ro = NULL;
+        r = store_open_readonly(missing, &ro);
+        CHECK(r < 0 && !ro, "inspection opened a missing store");
+        snprintf(missing, sizeof missing, "%s/none.db", dir);
+        CHECK(access(missing, F_OK) < 0, "inspection created %s", missing);
+        store_close(ro);
+}
+
+static void full(const char *dir) {
+        struct store_fence fence = { .lease = LEASE, .holder = "leader" };
+        char db[512], url[600];
+        struct store *s = NULL, *ro = NULL;
+        struct store_lease_info info;
+        uint64_t run;
+        unsigned created = 0;
+        int r = 0;
+
+        snprintf(db, sizeof db, "%s/full.db", dir);
+        snprintf(url, sizeof url, "sqlite:%s", db);
+        CHECK(store_open(url, &s) == 0, "open: %s", store_errmsg(NULL));
+        if (!s)
+                return;
+        CHECK(store_lease_acquire(s, LEASE, "leader", HOUR_USEC, &fence.generation) == 0, "acquire: %s",
+              store_errmsg(s));
+        for (unsigned i = 0; i < 10000; i++) {
+                r = store_run_create(s, &fence, 2000, &run);
+                if (r < 0)
+                        break;
+                created++;
+        }
+        printf("full: %u runs of 2000 jobs, then %d (%s): %s\n", created, r, strerror(-r), store_errmsg(s));
+        CHECK(r == -ENOSPC, "the full disk gave %d (%s), not -ENOSPC", r, strerror(-r));
+        CHECK(strstr(store_errmsg(s), "full") != NULL, "the message does not name the cause: %s", store_errmsg(s));
+        CHECK(strstr(store_errmsg(s), "rollback") == NULL, "the message is rollback noise: %s", store_errmsg(s));
+        CHECK(store_error_class(r) == STORE_UNAVAILABLE, "a full disk is not \"unavailable\"");
+
+        r = store_open_readonly(url, &ro);
+        CHECK(r == 0, "inspection of a full store: %s", store_errmsg(NULL));
+        if (ro) {
+                r = store_lease_read(ro, LEASE, &info);
+                CHECK(r == 0 && info.held, "inspection of a full store: %s", store_errmsg(ro));
+        }
+        store_close(ro);
+        store_close(s);
+}
+
+int main(int argc, char **argv) {
+        if (argc != 3) {
+                fprintf(stderr, "usage: %s identity|readonly|full DIR\n", argv[0]);
+                return 2;
+        }
+        if (strcmp(argv[1], "identity") == 0)
+                identity(argv[2]);
+        else if (strcmp(argv[1], "readonly") == 0)
+                readonly(argv[2]);
+        else if (strcmp(argv[1], "full") == 0)
+                full(argv[2]);
+        else
+                return 2;
+        printf("%s %s\n", argv[1], failures ? "FAILED" : "passed");
+        return failures ? 1 : 0;
+}
