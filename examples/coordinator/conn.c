@@ -12,6 +12,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -31,6 +34,9 @@
 /* The longest a TCP client may take over its TLS handshake (never more
  * than the worker timeout). */
 #define TLS_HANDSHAKE_TIMEOUT_MS 5000
+/* At most this many refused connections are logged per window. */
+#define REFUSALS_LOGGED 10
+#define REFUSAL_WINDOW_MS 10000
 /* Frames handled per wake-up before the loop looks at its other duties. */
 #define RECEIVE_BUDGET 64
 /* RESULTs received and not yet recorded; a full list is recorded at once. */
@@ -420,6 +426,42 @@ static void finish(struct session *s) {
 
 /* The TLS handshake of a TCP connection, bounded in time (a silent or
  * slow client is cut off) and before anything else is spent on it. */
+static struct {
+        pthread_mutex_t lock;
+        int64_t window_start_ms;
+        unsigned logged, suppressed;
+} refusals = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void coordinator_log_refusal(const char *format, ...) {
+        unsigned earlier = 0;
+        bool log = false;
+        int64_t now = now_ms();
+        char line[512];
+        va_list ap;
+
+        pthread_mutex_lock(&refusals.lock);
+        if (now - refusals.window_start_ms >= REFUSAL_WINDOW_MS) {
+                refusals.window_start_ms = now;
+                refusals.logged = 0;
+        }
+        if (refusals.logged < REFUSALS_LOGGED) {
+                refusals.logged++;
+                earlier = refusals.suppressed;
+                refusals.suppressed = 0;
+                log = true;
+        } else
+                refusals.suppressed++;
+        pthread_mutex_unlock(&refusals.lock);
+        if (!log)
+                return;
+        va_start(ap, format);
+        vsnprintf(line, sizeof(line), format, ap);
+        va_end(ap);
+        if (earlier)
+                log_warning("coordinator: %u more refused connection(s) not logged", earlier);
+        log_warning("coordinator: %s", line);
+}
+
 static int handshake(struct session *s) {
         uint64_t window_ms = s->c->cfg.worker_timeout_usec / 1000;
         int timeout_ms = window_ms < TLS_HANDSHAKE_TIMEOUT_MS ? (int) window_ms : TLS_HANDSHAKE_TIMEOUT_MS;
@@ -429,8 +471,8 @@ static int handshake(struct session *s) {
         r = tls_handshake(s->c->cfg.tls, s->k->fd, true, NULL, timeout_ms, s->c->stop_fd, &s->st.ssl, why,
                           sizeof(why));
         if (r < 0) {
-                log_warning("coordinator: connection %" PRIu64 " (%s) refused: %s", s->k->id, s->k->origin,
-                            why);
+                coordinator_log_refusal("connection %" PRIu64 " (%s) refused: %s", s->k->id, s->k->origin,
+                                        why);
                 return r;
         }
         return 0;

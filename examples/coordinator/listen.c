@@ -196,8 +196,7 @@ static void accept_one(struct coordinator *c, int listen_fd, bool is_unix) {
         if (is_unix) {
                 r = listen_peer_allowed(c, fd, why, sizeof(why));
                 if (r < 0) {
-                        log_warning("coordinator: refusing a worker: %s",
-                                    r == -EPERM ? why : strerror(-r));
+                        coordinator_log_refusal("refusing a worker: %s", r == -EPERM ? why : strerror(-r));
                         close(fd);
                         return;
                 }
@@ -206,7 +205,7 @@ static void accept_one(struct coordinator *c, int listen_fd, bool is_unix) {
                 peer_origin(fd, c->cfg.tls ? "tls" : "tcp", origin, sizeof(origin));
         r = coordinator_adopt_conn(c, fd, origin, !is_unix && c->cfg.tls);
         if (r < 0)
-                log_error("coordinator: cannot serve a new worker: %s", strerror(-r));
+                coordinator_log_refusal("cannot serve a new worker (%s): %s", origin, strerror(-r));
 }
 
 void *listener_main(void *userdata) {
