@@ -2,6 +2,7 @@
 /* URL dispatch, argument checks and error classes; the backends do the rest. */
 
 #include "store-backend.h"
+#include "store_url.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,10 +56,6 @@ void store_copy_name(char dst[STORE_NAME_MAX + 1], const char *src) {
         snprintf(dst, STORE_NAME_MAX + 1, "%s", src ? src : "");
 }
 
-static bool starts_with(const char *s, const char *prefix) {
-        return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 int store_new_identity(char id[STORE_ID_MAX + 1]) {
         uint8_t bytes[STORE_ID_MAX / 2];
         size_t got = 0;
@@ -76,38 +73,24 @@ int store_new_identity(char id[STORE_ID_MAX + 1]) {
 }
 
 static int open_url(const char *url, bool readonly, struct store **ret) {
+        struct store_url u;
         int r;
 
         open_errmsg[0] = '\0';
         if (!ret)
                 return -EINVAL;
         *ret = NULL;
-        if (!url) {
-                snprintf(open_errmsg, sizeof open_errmsg, "no store URL given");
-                return -EINVAL;
-        }
-
-        if (starts_with(url, "sqlite:")) {
-                const char *path = url + strlen("sqlite:");
-                if (path[0] == '\0') {
-                        snprintf(open_errmsg, sizeof open_errmsg, "store URL \"%s\" names no file", url);
-                        return -EINVAL;
-                }
-                r = store_sqlite_open(path, readonly, ret, open_errmsg, sizeof open_errmsg);
-        } else if (starts_with(url, "postgresql:")) {
+        r = store_url_parse(url, &u, open_errmsg, sizeof open_errmsg);
+        if (r < 0)
+                return r;
+        if (u.kind == STORE_URL_SQLITE)
+                return store_sqlite_open(u.rest, readonly, ret, open_errmsg, sizeof open_errmsg);
 #if SDLIVE_STORE_HAVE_POSTGRES
-                r = store_pg_open(url + strlen("postgresql:"), readonly, ret, open_errmsg, sizeof open_errmsg);
+        return store_pg_open(u.rest, readonly, ret, open_errmsg, sizeof open_errmsg);
 #else
-                snprintf(open_errmsg, sizeof open_errmsg,
-                         "this build has no PostgreSQL store (built without libpq)");
-                r = -EPROTONOSUPPORT;
+        snprintf(open_errmsg, sizeof open_errmsg, "this build has no PostgreSQL store (built without libpq)");
+        return -EPROTONOSUPPORT;
 #endif
-        } else {
-                snprintf(open_errmsg, sizeof open_errmsg,
-                         "store URL \"%s\" is neither sqlite:PATH nor postgresql:CONNINFO", url);
-                r = -EINVAL;
-        }
-        return r;
 }
 
 int store_open(const char *url, struct store **ret) {
