@@ -59,6 +59,8 @@ leaf ca w1 clientAuth DNS:w1
 leaf ca w2 clientAuth DNS:w2
 leaf other-ca w1-foreign clientAuth DNS:w1
 leaf other-ca coordinator-foreign serverAuth IP:127.0.0.1
+leaf ca coordinator-elsewhere serverAuth IP:127.0.0.2
+leaf ca client-posing clientAuth IP:127.0.0.1
 chmod 644 ./*.pem
 SERVER_TLS=(--coordinator-tls-cert "$T/coordinator.pem" --coordinator-tls-key "$T/coordinator.key"
             --coordinator-tls-ca "$T/ca.pem")
@@ -99,7 +101,36 @@ ln -s "$T/w1.key" link.key
 "$WORKER" --coordinator "$ADDR" --tls-cert "$T/w1.pem" --tls-key "$T/link.key" --tls-ca "$T/ca.pem" \
         >/dev/null 2>"$T/link.err"
 [ $? = 1 ] || { cat "$T/link.err" >&2; fail "a key behind a symbolic link was accepted"; }
-echo "credentials: loose key mode, relative name without \$CREDENTIALS_DIRECTORY, symlink: refused"
+cp w1.pem loose.pem && chmod 666 loose.pem
+"$WORKER" --coordinator "$ADDR" --tls-cert "$T/loose.pem" --tls-key "$T/w1.key" --tls-ca "$T/ca.pem" \
+        >/dev/null 2>"$T/loose-cert.err"
+[ $? = 1 ] && grep -q "writable by group or others" "$T/loose-cert.err" ||
+        { cat "$T/loose-cert.err" >&2; fail "a certificate writable by others was accepted"; }
+echo "credentials: loose key mode, certificate writable by others, relative name without" \
+     "\$CREDENTIALS_DIRECTORY, symlink: refused"
+
+# The worker checks the coordinator: a certificate of our CA that names
+# another address, and one of our CA made for a client, are refused.
+poser() { # CERT PATTERN
+        local port
+        port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        openssl s_server -quiet -accept "127.0.0.1:$port" -cert "$T/$1.pem" -key "$T/$1.key" \
+                -CAfile "$T/ca.pem" -verify 1 -naccept 1 >/dev/null 2>&1 &
+        local spid=$!
+        PIDS+=("$spid")
+        sleep 0.5
+        "$WORKER" --coordinator "127.0.0.1:$port" --tls-cert "$T/w1.pem" --tls-key "$T/w1.key" \
+                --tls-ca "$T/ca.pem" --reconnect-max 1s >"$T/poser-$1.log" 2>&1 &
+        local wpid=$!
+        PIDS+=("$wpid")
+        wait_log "$T/poser-$1.log" "$2" 10
+        kill -TERM "$wpid"; wait "$wpid"
+        kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+        grep -q "connected to the coordinator" "$T/poser-$1.log" && fail "the worker trusted $1"
+        echo "refused by the worker: $1 ($(grep -m1 -o "certificate refused: .*" "$T/poser-$1.log"))"
+}
+poser coordinator-elsewhere "certificate refused: .*mismatch"
+poser client-posing "certificate refused: unsuitable certificate purpose"
 
 # --- The coordinator --------------------------------------------------------
 "$CLUSTER" --store "sqlite:$T/c.db" --node a --lease 3s --election-poll 200ms \
