@@ -382,6 +382,12 @@ static void resolve_defaults(cluster_options *o) {
                 o->spin_file = getenv("SDLIVE_SPIN_ELECTION_FILE");
         if (o->spin_file && !o->spin_file[0])
                 o->spin_file = NULL;
+        /* Fault injection of the job path: docs/jobs.md. */
+        o->jobs.pause_batch_file = getenv("SDLIVE_PAUSE_BATCH_FILE");
+        if (o->jobs.pause_batch_file && !o->jobs.pause_batch_file[0])
+                o->jobs.pause_batch_file = NULL;
+        if (o->jobs.pause_batch_file)
+                o->jobs.pause_batch_file = cli_path("$SDLIVE_PAUSE_BATCH_FILE", o->jobs.pause_batch_file);
 }
 
 /* --inspect: for operators and shell tests. Read-only: it never takes the

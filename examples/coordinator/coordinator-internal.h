@@ -34,7 +34,8 @@ struct job_request {
 struct coordinator {
         sdlive *sdlive;
         struct coordinator_config cfg; /* strings below are owned copies */
-        char *store_url, *lease, *holder, *store_id, *unix_path, *tcp_address, *job_payload;
+        char *store_url, *lease, *holder, *store_id, *unix_path, *tcp_address, *job_payload,
+                *pause_batch_file;
         uid_t *allowed_uids;
         gid_t *allowed_gids;
 

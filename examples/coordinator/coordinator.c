@@ -32,7 +32,8 @@ static int copy_config(struct coordinator *c, const struct coordinator_config *c
             dup_string(cfg->unix_path, &c->unix_path) < 0 ||
             dup_string(cfg->tcp_address, &c->tcp_address) < 0 ||
             dup_string(cfg->job_payload ? cfg->job_payload : COORDINATOR_JOB_PAYLOAD_DEFAULT,
-                       &c->job_payload) < 0)
+                       &c->job_payload) < 0 ||
+            dup_string(cfg->pause_batch_file, &c->pause_batch_file) < 0)
                 return -ENOMEM;
         if (cfg->n_allowed_uids) {
                 c->allowed_uids = calloc(cfg->n_allowed_uids, sizeof(uid_t));
@@ -55,6 +56,7 @@ static int copy_config(struct coordinator *c, const struct coordinator_config *c
         if (c->cfg.tls)
                 SSL_CTX_up_ref(c->cfg.tls);
         c->cfg.job_payload = c->job_payload;
+        c->cfg.pause_batch_file = c->pause_batch_file;
         c->cfg.allowed_uids = c->allowed_uids;
         c->cfg.allowed_gids = c->allowed_gids;
         if (!c->cfg.worker_timeout_usec)
@@ -156,6 +158,7 @@ static void free_coordinator(struct coordinator *c) {
         free(c->tcp_address);
         SSL_CTX_free(c->cfg.tls);
         free(c->job_payload);
+        free(c->pause_batch_file);
         free(c->allowed_uids);
         free(c->allowed_gids);
         free(c);

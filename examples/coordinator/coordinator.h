@@ -76,6 +76,12 @@ struct coordinator_config {
         uint32_t run_jobs;
         /* ASSIGN payload of every job (see worker_link.h). NULL: "noop". */
         const char *job_payload;
+        /* Fault injection, NULL: off. While this file exists, a batch that
+         * records RESULTs and claims jobs logs "batch paused inside its
+         * transaction" and waits (at most 10 s) before it commits, so a
+         * test can kill the leader between claim and commit and between a
+         * RESULT's receipt and its record. */
+        const char *pause_batch_file;
 };
 
 struct coordinator_stats {

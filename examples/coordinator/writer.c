@@ -14,12 +14,16 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 
 /* Distinct runs whose completion one batch checks. */
 #define RUNS_CHECKED_MAX 16
+/* How long and in what steps a batch waits for the fault-injection file. */
+#define PAUSE_MAX_MS 10000
+#define PAUSE_POLL_USEC 5000
 /* After a failed step of creating a run, the next one waits this long. */
 #define FILL_RETRY_USEC 100000
 
@@ -35,6 +39,13 @@ static int reserve(void **p, size_t *cap, size_t need, size_t size) {
         *p = n;
         *cap = need;
         return 0;
+}
+
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 struct batch_space {
@@ -79,6 +90,19 @@ static void log_completed_runs(struct coordinator *c, const struct store_job_bat
         }
 }
 
+/* Fault injection: see coordinator_config.pause_batch_file. */
+static void pause_inside(void *userdata, const struct store_job_batch *b) {
+        const struct coordinator *c = userdata;
+        int64_t until = now_ms() + PAUSE_MAX_MS;
+
+        if (!b->counted || !b->claimed || access(c->cfg.pause_batch_file, F_OK) != 0)
+                return;
+        log_warning("coordinator: fault injection: batch paused inside its transaction "
+                    "(%u RESULTs recorded and %u jobs claimed, not committed)", b->counted, b->claimed);
+        while (access(c->cfg.pause_batch_file, F_OK) == 0 && now_ms() < until)
+                usleep(PAUSE_POLL_USEC);
+}
+
 /* Applies the requests of list in one transaction and completes them.
  * True when a claim found fewer pending jobs than it wanted. */
 static bool apply(struct coordinator *c, struct batch_space *sp, struct job_request *list) {
@@ -100,6 +124,10 @@ static bool apply(struct coordinator *c, struct batch_space *sp, struct job_requ
         if (r >= 0) {
                 b = (struct store_job_batch) { .results = sp->results, .requeues = sp->requeues,
                                                .claims = sp->claims };
+                if (c->cfg.pause_batch_file) {
+                        b.inside = pause_inside;
+                        b.userdata = c;
+                }
                 for (struct job_request *q = list; q; q = q->next) {
                         if (q->n_results)
                                 memcpy(b.results + b.n_results, q->results, q->n_results * sizeof(*q->results));

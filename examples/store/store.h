@@ -328,6 +328,10 @@ struct store_job_batch {
         struct store_claim_request *claims;
         size_t n_claims;
         unsigned counted, requeued, claimed; /* set */
+        /* Fault injection (NULL: none): called inside the transaction once
+         * every statement of the batch ran, before it commits. */
+        void (*inside)(void *userdata, const struct store_job_batch *b);
+        void *userdata;
 };
 
 /* Applies a batch in ONE fenced transaction, in this order: RESULTs

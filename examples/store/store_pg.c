@@ -1396,9 +1396,11 @@ static int pg_jobs_batch(struct store *s, const struct store_fence *f, struct st
                 r = tx_abort(p, r < 0 ? r : 0);
                 goto out;
         }
+        if (b->inside)
+                b->inside(b->userdata, b);
         snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
                  b->requeued, b->claimed);
-        r = log_and_commit(p, f, t.gen, what, deadline);
+        r = log_and_commit(p, f, t.gen, what, monotonic_usec() + p->lock_timeout_usec + QUERY_SLACK_USEC);
         if (r < 0)
                 r = tx_abort(p, r);
 out:

@@ -1328,6 +1328,8 @@ static int sqlite_jobs_batch(struct store *s, const struct store_fence *f, struc
         }
         if (!b->counted && !b->requeued && !b->claimed)
                 return job_tx_abort(q, 0);
+        if (b->inside)
+                b->inside(b->userdata, b);
         snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
                  b->requeued, b->claimed);
         return job_fence_commit(q, f, what);

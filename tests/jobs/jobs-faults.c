@@ -18,8 +18,12 @@
  * loop hangs; this driver stands in for the watchdog: SIGKILL and restart),
  * failover (SIGKILL the leader), failover-stop (SIGSTOP the leader until the
  * standby leads, then SIGCONT: at least one of its writes is rejected by the
- * fence), random (1-3 of the above per run from a seeded generator, with
- * N x 2 x faults jobs; SDLIVE_FAULT_SEED overrides --seed). Times are scaled: worker timeout 1 s,
+ * fence), failover-batch (SIGKILL the leader while its coordinator waits
+ * inside a batch that claimed jobs and recorded RESULTs but has not
+ * committed: SDLIVE_PAUSE_BATCH_FILE), random (1-3 of the five above per
+ * run from a seeded generator, with N x 2 x faults jobs; SDLIVE_FAULT_SEED
+ * overrides --seed), random-batch (as random, the first fault of every
+ * run a failover-batch). Times are scaled: worker timeout 1 s,
  * heartbeats 300 ms, lease 2 s. A fault that did not take effect (the worker
  * held no job, no leader to hit, the paused leader kept the store locked or
  * made no write) is undone and taken again, up to FAULT_TRIES times; then
@@ -70,8 +74,16 @@
 #define ELECTED "elected: leading with generation"
 #define TERM_OVER "coordinator: term over: "
 
-enum fault { KILL_WORKER, STOP_WORKER, WEDGE_WORKER, KILL_LEADER, STOP_LEADER, FAULT_KINDS };
-static const char *const fault_names[] = { "kill", "stop", "wedge", "failover", "failover-stop" };
+enum fault { KILL_WORKER, STOP_WORKER, WEDGE_WORKER, KILL_LEADER, STOP_LEADER, KILL_LEADER_IN_BATCH, FAULT_KINDS };
+static const char *const fault_names[] = { "kill", "stop", "wedge", "failover", "failover-stop",
+                                           "failover-batch" };
+/* What "random" draws from (its schedules stay what they were); "random-batch"
+ * kills the leader inside a batch in every run, plus random faults of these. */
+#define RANDOM_KINDS (STOP_LEADER + 1)
+/* What a leader's coordinator logs when a batch waits inside its transaction
+ * (SDLIVE_PAUSE_BATCH_FILE exists): claims made and RESULTs recorded, not
+ * committed. */
+#define BATCH_PAUSED "batch paused inside its transaction"
 
 struct proc {
         char name[32];
@@ -107,11 +119,11 @@ struct totals {
 
 struct run {
         const struct options *o;
-        char dir[64], url[512], sock[2][96];
+        char dir[64], url[512], sock[2][96], pause_file[96];
         struct proc leaders[2], workers[WORKERS_MAX];
         struct store *store;
         uint64_t run; /* the run this round created */
-        unsigned leaders_killed;
+        unsigned leaders_killed, batch_kills;
         int64_t reap_max_ms;
         bool failed;
 };
@@ -497,6 +509,52 @@ static bool pause_leader(struct run *r) {
 /* Injects fault f and sees it take effect. False when the run completed
  * before it could (nothing left to hit); a fault that went wrong fails the
  * run. */
+/* SIGKILL of the leader while its writer waits inside a batch that has
+ * claimed jobs and recorded RESULTs, not yet committed. */
+static bool kill_leader_in_batch(struct run *r) {
+        uint64_t generation, next;
+        struct log_mark mark;
+        int leader, other, fd;
+
+        if (run_complete(r))
+                return false;
+        leader = wait_leader(r, &generation);
+        if (leader < 0) {
+                fail(r, "no leader to kill");
+                return true;
+        }
+        other = 1 - leader;
+        mark = (struct log_mark) { &r->leaders[leader], log_size(r, &r->leaders[leader]), BATCH_PAUSED };
+        fd = open(r->pause_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+                fail(r, "cannot create %s: %s", r->pause_file, strerror(errno));
+                return true;
+        }
+        close(fd);
+        if (!wait_until(r, 5000, logged_since, &mark)) {
+                unlink(r->pause_file);
+                if (run_complete(r))
+                        return false;
+                fail(r, "%s never paused inside a batch", r->leaders[leader].name);
+                return true;
+        }
+        reap(&r->leaders[leader], SIGKILL);
+        unlink(r->pause_file);
+        r->leaders_killed++;
+        r->batch_kills++;
+        say("  %s killed inside a batch (jobs claimed and RESULTs recorded, not committed)",
+            r->leaders[leader].name);
+        if (!wait_until(r, 10000, has_leader, &other)) {
+                fail(r, "%s never took over", r->leaders[other].name);
+                return true;
+        }
+        leader_index(r, &next);
+        say("  %s leads now (generation %" PRIu64 " -> %" PRIu64 ")", r->leaders[other].name,
+            generation, next);
+        spawn(r, &r->leaders[leader]);
+        return true;
+}
+
 static bool inject(struct run *r, enum fault f, unsigned target) {
         struct proc *w = &r->workers[target % r->o->workers];
         struct held h = { .worker = w->name };
@@ -589,6 +647,8 @@ static bool inject(struct run *r, enum fault f, unsigned target) {
                 break;
         case STOP_LEADER:
                 return pause_leader(r);
+        case KILL_LEADER_IN_BATCH:
+                return kill_leader_in_batch(r);
         default:
                 break;
         }
@@ -727,6 +787,8 @@ static unsigned one_run(const struct options *o, unsigned number, const struct p
                 snprintf(r.url, sizeof(r.url), "sqlite:%s/store.db", r.dir);
         for (int i = 0; i < 2; i++)
                 snprintf(r.sock[i], sizeof(r.sock[i]), "%s/leader-%c.sock", r.dir, 'a' + i);
+        snprintf(r.pause_file, sizeof(r.pause_file), "%s/pause-batch", r.dir);
+        setenv("SDLIVE_PAUSE_BATCH_FILE", r.pause_file, 1);
         say("run %u: %u jobs (%s), %u workers, faults:", number, o->jobs, o->payload, o->workers);
         for (unsigned i = 0; i < n_faults; i++)
                 say("  - %s at %u%%", fault_names[plan[i].fault], 10 + plan[i].jitter + i * 25);
@@ -813,7 +875,7 @@ static int scenario_fault(const char *name) {
 
 static void usage_exit(void) {
         fprintf(stderr, "usage: jobs-faults --cluster BIN --worker BIN --scenario "
-                        "kill|stop|wedge|failover|failover-stop|random [--runs K] [--seed S] "
+                        "kill|stop|wedge|failover|failover-stop|failover-batch|random|random-batch [--runs K] [--seed S] "
                         "[--jobs N] [--workers W] [--payload P] [--store URL]\n");
         exit(2);
 }
@@ -855,7 +917,8 @@ int main(int argc, char **argv) {
         signal(SIGPIPE, SIG_IGN);
 
         int named = -1;
-        if (strcmp(o.scenario, "random") != 0 && (named = scenario_fault(o.scenario)) < 0)
+        bool random_batch = strcmp(o.scenario, "random-batch") == 0;
+        if (strcmp(o.scenario, "random") != 0 && !random_batch && (named = scenario_fault(o.scenario)) < 0)
                 usage_exit();
         for (unsigned run = 1; run <= o.runs || t.pending; run++) {
                 struct options ro = o;
@@ -877,9 +940,11 @@ int main(int argc, char **argv) {
                         for (unsigned i = 0; i < k; i++) {
                                 struct planned f = { (enum fault) named, run % o.workers, 20 };
                                 if (named < 0) {
-                                        f.fault = (enum fault) (rng() % FAULT_KINDS);
+                                        f.fault = (enum fault) (rng() % RANDOM_KINDS);
                                         f.target = (unsigned) (rng() % o.workers);
                                         f.jitter = (unsigned) (rng() % 25);
+                                        if (random_batch && i == 0)
+                                                f.fault = KILL_LEADER_IN_BATCH;
                                 }
                                 if (n < FAULTS_PER_RUN)
                                         plan[n++] = f;
