@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
         cli_no_operands(argc, argv);
         if (!url)
                 cli_usage_error("--store is required");
-        if (store_open(url, &s) < 0) {
+        if (store_open_readonly(url, &s) < 0) {
                 log_error("sdlive-jobs: %s", store_errmsg(NULL));
                 return 1;
         }

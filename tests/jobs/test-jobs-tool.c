@@ -2,7 +2,8 @@
 /*
  * sdlive-jobs against a SQLite store in known states: counts by state,
  * redeliveries, the oldest in-flight job and the lease as it prints them;
- * an unreadable store is a failure (exit 1), never "no runs".
+ * an unreadable store is a failure (exit 1), never "no runs"; a missing
+ * store is not created.
  *
  *   test-jobs-tool PATH-OF-sdlive-jobs
  */
@@ -108,10 +109,20 @@ static void unreadable_store_fails(void **state) {
         assert_null(strstr(out, "run="));
 }
 
+/* Reading only: a store that does not exist is not created. */
+static void missing_store_not_created(void **state) {
+        char out[4096];
+
+        assert_int_equal(run_tool(out, sizeof(out)), 1);
+        assert_int_equal(access(db, F_OK), -1);
+        assert_null(strstr(out, "run="));
+}
+
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(counts_by_state, setup, teardown),
                 cmocka_unit_test_setup_teardown(unreadable_store_fails, setup, teardown),
+                cmocka_unit_test_setup_teardown(missing_store_not_created, setup, teardown),
         };
 
         if (argc != 2) {
