@@ -100,6 +100,7 @@ static void usage(void) {
                "                             each) and N/100 nodes to the store (idempotent;\n"
                "                             up to 10000000)\n"
                "  --inspect                  print the lease and the write-log summary, exit\n"
+               "                             (read-only: takes no lock, creates nothing)\n"
                "  --wedge-file PATH          fault injection: when PATH exists the main loop\n"
                "                             hangs without petting while the lease refresher\n"
                "                             runs on (also $SDLIVE_WEDGE_FILE)\n"
