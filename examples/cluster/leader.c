@@ -89,6 +89,10 @@ static void start_service(const struct leader_term *t, struct leader_loop *loop,
 
         loop->starting = i;
         r = s->start(s->userdata, loop, &t->fence);
+        if (r == -ESTALE) { /* the fence is refused: the term is over */
+                lease_holder_mark_lost(t->lease, "a leader service's fenced write was rejected");
+                return;
+        }
         if (r < 0) {
                 service_failed(t, loop, i, r, "failed to start");
                 return;

@@ -40,9 +40,10 @@ struct leader_watch {
 /* Something that runs only while this node leads. start() runs right after
  * election with that term's fence (copy what you need: the fence dies with
  * the term); stop() runs when the term ends, for any reason, and must close
- * everything start() opened. When start() fails (< 0: it must then have
- * closed what it opened) or the service fails later, the term goes on: the
- * leader keeps its lease and generation, says so in STATUS=, and calls
+ * everything start() opened. -ESTALE from start() (a fenced write refused)
+ * ends the term. When start() fails otherwise (< 0: it must then have
+ * closed what it opened) or the service fails later, the term goes on:
+ * the leader keeps its lease and generation, says so in STATUS=, and calls
  * start() again after a backoff of 1 s doubling up to 60 s. */
 struct leader_service {
         const char *name;

@@ -265,9 +265,10 @@ int tls_handshake(SSL_CTX *ctx, int fd, bool server, const char *host, int timeo
                         return -ETIMEDOUT;
                 }
                 if (r < 0 && errno != EINTR) {
-                        snprintf(why, size, "poll: %s", strerror(errno));
+                        int saved = errno;
+                        snprintf(why, size, "poll: %s", strerror(saved));
                         SSL_free(ssl);
-                        return -errno;
+                        return -saved;
                 }
                 if (r > 0 && stop_fd >= 0 && p[1].revents) {
                         snprintf(why, size, "stopping");
