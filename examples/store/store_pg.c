@@ -402,9 +402,10 @@ static const char schema_sql[] =
         "COMMIT;";
 
 /* Reads the schema version (must be ours) and the identity of the store
- * the connection reaches now. A schema that is gone is "unavailable" for a
- * handle that had one: it never creates it again. */
-static int read_meta(struct store_pg *p) {
+ * the connection reaches now. For a handle that had a schema, tables that
+ * are gone fail with `gone`: -EIO ("unavailable": it never creates them
+ * again) when connecting, -ESTALE when checking the incarnation. */
+static int read_meta(struct store_pg *p, int gone) {
         char version[16] = "";
         PGresult *res;
         int r;
@@ -412,10 +413,13 @@ static int read_meta(struct store_pg *p) {
         r = query(p, &res, "read store identity",
                   "SELECT key, value FROM store_meta WHERE key IN ('schema', 'store_id')", "");
         if (r < 0) {
-                if (p->opened && r == -EPROTO)
-                        r = store_fail(&p->base, -EIO, "the store's tables are gone (%s); waiting for them to be"
-                                       " restored (a running member never creates them again)",
-                                       p->base.errmsg);
+                if (p->opened && r == -EPROTO) {
+                        char why[sizeof p->base.errmsg];
+
+                        memcpy(why, p->base.errmsg, sizeof why);
+                        r = store_fail(&p->base, gone, "the store's tables are gone (%.200s); a running"
+                                       " member never creates them again", why);
+                }
                 return r;
         }
         p->store_id[0] = '\0';
@@ -495,7 +499,7 @@ static int connect_db(struct store_pg *p) {
         if (r >= 0 && !p->readonly && !p->opened)
                 r = create_schema(p);
         if (r >= 0)
-                r = read_meta(p);
+                r = read_meta(p, -EIO);
         if (r < 0) {
                 disconnect(p);
                 return r;
@@ -559,7 +563,7 @@ static int pg_same_store(struct store *s) {
         struct store_pg *p = to_pg(s);
         int r;
 
-        if ((r = need_conn(p)) < 0 || (r = read_meta(p)) < 0)
+        if ((r = need_conn(p)) < 0 || (r = read_meta(p, -ESTALE)) < 0)
                 return r;
         if (strcmp(p->store_id, p->bound_id) != 0)
                 return store_fail(s, -ESTALE, "the store is another store (identity %s, not %s)",
@@ -571,7 +575,7 @@ static int pg_follow_store(struct store *s) {
         struct store_pg *p = to_pg(s);
         int r;
 
-        if ((r = need_conn(p)) < 0 || (r = read_meta(p)) < 0)
+        if ((r = need_conn(p)) < 0 || (r = read_meta(p, -EIO)) < 0)
                 return r;
         memcpy(p->bound_id, p->store_id, sizeof p->bound_id);
         return 0;

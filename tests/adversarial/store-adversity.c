@@ -10,11 +10,18 @@
  *                  store and never creates a missing store;
  *   full DIR       DIR is a tiny file system: writes fail with -ENOSPC and
  *                  a message naming the cause, never the noise of a
- *                  rollback; inspection still reads the store.
+ *                  rollback; inspection still reads the store;
+ *   identity-pg PG_SCRIPT STATE_DIR
+ *                  PostgreSQL (the server of tests/store/pg-server.sh): the
+ *                  schema dropped under a leader and created again by a
+ *                  member that starts afterwards; the leader's refresh fails
+ *                  as "no longer ours" and its fence never passes in the
+ *                  new incarnation.
  */
 #include "store.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -22,6 +29,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if SDLIVE_STORE_HAVE_POSTGRES
+#include <libpq-fe.h>
+#endif
 
 #define LEASE "cluster"
 #define HOUR_USEC UINT64_C(3600000000)
@@ -222,7 +232,86 @@ static void full(const char *dir) {
         store_close(s);
 }
 
+#if SDLIVE_STORE_HAVE_POSTGRES
+/* "postgresql:CONNINFO" of the test server, from its script. */
+static int pg_url(const char *script, const char *state, char *url, size_t size) {
+        char cmd[1024];
+        FILE *f;
+        bool ok;
+
+        snprintf(cmd, sizeof cmd, "'%s' url '%s'", script, state);
+        f = popen(cmd, "r");
+        if (!f)
+                return -errno;
+        ok = fgets(url, (int) size, f) != NULL;
+        if (pclose(f) != 0 || !ok)
+                return -EIO;
+        url[strcspn(url, "\n")] = '\0';
+        return 0;
+}
+
+static void identity_pg(const char *script, const char *state) {
+        struct store_fence fence = { .lease = LEASE, .holder = "node-a" };
+        char url[512], id_a[STORE_ID_MAX + 1];
+        struct store *a = NULL, *b = NULL;
+        uint64_t gen_b = 0;
+        PGresult *res;
+        PGconn *raw;
+        int r;
+
+        if (pg_url(script, state, url, sizeof url) < 0) {
+                CHECK(0, "no PostgreSQL server from %s", script);
+                return;
+        }
+        CHECK(store_open(url, &a) == 0, "open: %s", store_errmsg(NULL));
+        if (!a)
+                return;
+        CHECK(store_lease_acquire(a, LEASE, "node-a", HOUR_USEC, &fence.generation) == 0, "acquire: %s",
+              store_errmsg(a));
+        snprintf(id_a, sizeof id_a, "%s", store_identity(a));
+        fence.store_id = id_a;
+
+        /* The schema dropped under the leader. */
+        raw = PQconnectdb(url + strlen("postgresql:"));
+        CHECK(PQstatus(raw) == CONNECTION_OK, "raw connection: %s", PQerrorMessage(raw));
+        res = PQexec(raw, "DROP TABLE store_meta, leases, write_log, blobs, artifacts, nodes, jobs, runs CASCADE");
+        CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "drop: %s", PQresultErrorMessage(res));
+        PQclear(res);
+        PQfinish(raw);
+        r = store_lease_refresh(a, LEASE, "node-a", fence.generation, HOUR_USEC);
+        CHECK(r == -ESTALE, "refresh after the drop: %d (%s), not -ESTALE", r, store_errmsg(a));
+        printf("identity-pg: refresh after the schema was dropped: %s\n", store_errmsg(a));
+
+        /* A member that starts afterwards creates the schema again and is
+         * elected with the same holder name and generation. */
+        CHECK(store_open(url, &b) == 0, "open again: %s", store_errmsg(NULL));
+        if (b) {
+                CHECK(strcmp(store_identity(b), id_a) != 0, "the new schema has the old identity");
+                CHECK(store_lease_acquire(b, LEASE, "node-a", HOUR_USEC, &gen_b) == 0, "acquire again: %s",
+                      store_errmsg(b));
+                printf("identity-pg: incarnation %s generation %llu, then %s generation %llu\n", id_a,
+                       (unsigned long long) fence.generation, store_identity(b), (unsigned long long) gen_b);
+                CHECK(store_node_checkin(b, "node-1") >= 0, "checkin: %s", store_errmsg(b));
+                r = store_node_mark_missing(b, &fence, "node-1");
+                CHECK(r == -ESTALE, "the old fence passed in the new schema (%d: %s)", r, store_errmsg(b));
+                r = store_node_mark_missing(a, &fence, "node-1");
+                CHECK(r == -ESTALE, "the old handle wrote in the new schema (%d: %s)", r, store_errmsg(a));
+                r = store_lease_refresh(a, LEASE, "node-a", gen_b, HOUR_USEC);
+                CHECK(r == -ESTALE, "the old handle refreshed in the new schema (%d: %s)", r, store_errmsg(a));
+        }
+        store_close(b);
+        store_close(a);
+}
+#endif
+
 int main(int argc, char **argv) {
+#if SDLIVE_STORE_HAVE_POSTGRES
+        if (argc == 4 && strcmp(argv[1], "identity-pg") == 0) {
+                identity_pg(argv[2], argv[3]);
+                printf("%s %s\n", argv[1], failures ? "FAILED" : "passed");
+                return failures ? 1 : 0;
+        }
+#endif
         if (argc != 3) {
                 fprintf(stderr, "usage: %s identity|readonly|full DIR\n", argv[0]);
                 return 2;
