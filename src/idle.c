@@ -87,7 +87,9 @@ void sdlive_stop_done(sdlive *d) {
 void sdlive_wake_sleepers(sdlive *d) {
         uint64_t one = 1;
 
-        if (d->wake_fd < 0 || atomic_exchange(&d->wake_pending, true))
+        /* A forked child shares wake_fd with its parent, whose drain would
+         * never expect this write. */
+        if (d->wake_fd < 0 || !sdlive_owner(d) || atomic_exchange(&d->wake_pending, true))
                 return;
         (void) !write(d->wake_fd, &one, sizeof(one));
 }

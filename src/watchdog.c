@@ -112,13 +112,14 @@ void sdlive_watchdog_done(sdlive *d) {
 }
 
 /* Points the timerfd, if any, at the current next_due. Serialized so the
- * last writer always sets the newest deadline. */
+ * last writer always sets the newest deadline. A forked child shares the
+ * timerfd with its parent and leaves it alone. */
 static void rearm_timer(sdlive *d) {
         struct itimerspec its = { 0 };
         uint64_t due;
         int fd;
 
-        if (atomic_load_explicit(&d->timer_fd, memory_order_acquire) < 0)
+        if (atomic_load_explicit(&d->timer_fd, memory_order_acquire) < 0 || !sdlive_owner(d))
                 return;
         (void) pthread_mutex_lock(&d->timer_lock);
         fd = atomic_load(&d->timer_fd);

@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "harness.h"
+#include "sdlive-internal.h"
 
 #define SEC SDLIVE_USEC_PER_SEC
 
@@ -112,10 +115,55 @@ static void test_child_of_unsupervised_parent(void **state) {
         assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* The timerfd and the wake-up eventfd are shared with a forked child. A
+ * child whose copy of a stalled loop beats again, or that asks for the
+ * watchdog fd, must leave the parent's timer and sleepers alone: the parent's
+ * timer keeps its deadline (a timer moved to "due now" fires once, the
+ * not-due pet then leaves it disarmed and the parent's loop never pets again)
+ * and its wake-up eventfd stays quiet (a write the parent never drains makes
+ * every sdlive_idle() spin). */
+static void test_child_leaves_parent_timer_and_sleepers(void **state) {
+        harness_fixture *f = *state;
+        struct pollfd p[2];
+        struct itimerspec its;
+        sdlive_progress *loop;
+        int status, tfd;
+        pid_t pid;
+
+        harness_env_watchdog(60 * SEC);
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        assert_int_equal(sdlive_progress_register(f->d, "main", 1000, &loop), 0);
+        tfd = sdlive_watchdog_fd(f->d);
+        assert_true(tfd >= 0);
+        (void) usleep(5000);
+        /* The first pet is due: it finds the loop stalled and withholds. */
+        assert_int_equal(sdlive_pet_watchdog(f->d), 0);
+        assert_true(sdlive_progress_stalled(f->d, NULL, 0) > 0);
+        (void) harness_drain(&f->m);
+
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                sdlive_progress_beat(loop);
+                _exit(sdlive_watchdog_fd(f->d) == tfd ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+
+        p[0] = (struct pollfd) { .fd = tfd, .events = POLLIN };
+        p[1] = (struct pollfd) { .fd = f->d->wake_fd, .events = POLLIN };
+        assert_int_equal(poll(p, 2, 0), 0);
+        assert_int_equal(timerfd_gettime(tfd, &its), 0);
+        assert_true(its.it_value.tv_sec >= 5);
+        assert_int_equal(harness_drain(&f->m), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 HARNESS_TEST(test_forked_child_is_unsupervised),
                 HARNESS_TEST(test_child_of_unsupervised_parent),
+                HARNESS_TEST(test_child_leaves_parent_timer_and_sleepers),
         };
 
         return cmocka_run_group_tests_name("fork", tests, NULL, NULL);
