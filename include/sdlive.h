@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define SDLIVE_VERSION_MAJOR 0
-#define SDLIVE_VERSION_MINOR 1
+#define SDLIVE_VERSION_MINOR 2
 #define SDLIVE_VERSION_PATCH 0
 /* Compile-time version as one comparable number: 0xMMmmpp. */
 #define SDLIVE_VERSION \

@@ -34,7 +34,7 @@ static void test_version(void **state) {
                  SDLIVE_VERSION_PATCH);
         assert_non_null(sdlive_version());
         assert_string_equal(sdlive_version(), expect);
-        assert_int_equal(SDLIVE_VERSION, 0x000100);
+        assert_int_equal(SDLIVE_VERSION, 0x000200);
 }
 
 static void test_new_free(void **state) {
