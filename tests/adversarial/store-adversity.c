@@ -23,10 +23,12 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #if SDLIVE_STORE_HAVE_POSTGRES
@@ -232,6 +234,68 @@ static void full(const char *dir) {
         store_close(s);
 }
 
+/* The store's owner is a hostile user (65534) who links its -shm (or -wal)
+ * to a root-owned 0600 file; root then inspects the store, or opens it
+ * read-write. The file keeps its mode, owner and content (SQLite opens the
+ * -wal and -shm without following links; this guards that). */
+static void side_files(const char *dir) {
+        static const char content[] = "root's secret, 0600\n";
+        char sub[512], db[600], url[700], secret[600], link[700], buf[64];
+        struct store *s = NULL;
+        struct stat st;
+        int fd, r;
+
+        if (geteuid() != 0) {
+                printf("side-files: SKIP: needs root to play both users\n");
+                exit(77);
+        }
+        snprintf(sub, sizeof sub, "%s/side-files", dir);
+        snprintf(db, sizeof db, "%s/owned.db", sub);
+        snprintf(url, sizeof url, "sqlite:%s", db);
+        snprintf(secret, sizeof secret, "%s/secret", dir);
+        remove_store(db);
+        rmdir(sub);
+        CHECK(mkdir(sub, 0755) == 0, "mkdir %s: %s", sub, strerror(errno));
+        unlink(secret);
+        fd = open(secret, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        CHECK(fd >= 0 && write(fd, content, strlen(content)) == (ssize_t) strlen(content), "secret: %s",
+              strerror(errno));
+        if (fd >= 0)
+                close(fd);
+        CHECK(store_open(url, &s) == 0, "open: %s", store_errmsg(NULL));
+        store_close(s);
+        s = NULL;
+        /* The store now belongs to the hostile user, as a DynamicUser='s does. */
+        for (int i = 0; i < 3; i++) {
+                snprintf(link, sizeof link, "%s%s", db, (const char *[]) { "", "-wal", "-shm" }[i]);
+                CHECK(chown(link, 65534, 65534) == 0, "chown %s: %s", link, strerror(errno));
+        }
+        CHECK(chown(sub, 65534, 65534) == 0, "chown %s", sub);
+
+        for (int round = 0; round < 4; round++) {
+                const char *suffix = round % 2 ? "-wal" : "-shm";
+                bool readonly = round < 2;
+
+                snprintf(link, sizeof link, "%s%s", db, suffix);
+                unlink(link);
+                CHECK(symlink(secret, link) == 0, "symlink %s: %s", link, strerror(errno));
+                r = readonly ? store_open_readonly(url, &s) : store_open(url, &s);
+                printf("side-files: %s open with %s linked to a root file: %s\n", readonly ? "read-only" : "read-write",
+                       suffix, r < 0 ? store_errmsg(NULL) : "opened");
+                store_close(s);
+                s = NULL;
+                fd = open(secret, O_RDONLY);
+                memset(buf, 0, sizeof buf);
+                CHECK(fd >= 0 && read(fd, buf, sizeof buf - 1) >= 0 && strcmp(buf, content) == 0,
+                      "the root-owned file was changed: \"%s\"", buf);
+                if (fd >= 0)
+                        close(fd);
+                CHECK(stat(secret, &st) == 0 && (st.st_mode & 07777) == 0600 && st.st_uid == 0,
+                      "the root-owned file's mode or owner changed");
+                unlink(link);
+        }
+}
+
 #if SDLIVE_STORE_HAVE_POSTGRES
 /* "postgresql:CONNINFO" of the test server, from its script. */
 static int pg_url(const char *script, const char *state, char *url, size_t size) {
@@ -322,6 +386,8 @@ int main(int argc, char **argv) {
                 readonly(argv[2]);
         else if (strcmp(argv[1], "full") == 0)
                 full(argv[2]);
+        else if (strcmp(argv[1], "side-files") == 0)
+                side_files(argv[2]);
         else
                 return 2;
         printf("%s %s\n", argv[1], failures ? "FAILED" : "passed");
