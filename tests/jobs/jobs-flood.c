@@ -9,8 +9,11 @@
  * not grow with the peers, the real worker is served all along, and the
  * lease is never lost (generation 1 throughout).
  *
- *   jobs-flood --cluster BIN --worker BIN
+ *   jobs-flood --cluster BIN --worker BIN [--store postgresql:CONNINFO]
  *
+ * On PostgreSQL the leader's store connections are counted in
+ * pg_stat_activity (application_name sdlive, through psql), not as
+ * descriptors on a file.
  * Exit status 0 when every check passed, 1 otherwise, 2 bad usage.
  */
 #include <dirent.h>
@@ -45,7 +48,8 @@
  * leaves the watchdog far from firing. */
 #define GAP_MAX_MS (WATCHDOG_USEC / 2000)
 
-static char dir[64], db[96], url[128], sock[100], notify_path[100];
+static char dir[64], db[96], url[512], sock[100], notify_path[100];
+static const char *pg_url; /* NULL: SQLite */
 static int notify_fd = -1;
 static int64_t last_keepalive, max_gap, keepalives;
 static bool ready, failed;
@@ -110,13 +114,35 @@ static pid_t spawn(char *const argv[], bool notify) {
         _exit(127);
 }
 
-/* Descriptors of pid open on the database file itself. */
+/* PostgreSQL: sessions of the store (application_name sdlive), by psql. */
+static int pg_sessions(void) {
+        char cmd[768];
+        int n = -1;
+        FILE *p;
+
+        snprintf(cmd, sizeof(cmd),
+                 "$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/psql '%s' -Atc "
+                 "\"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'sdlive'\" 2>/dev/null",
+                 pg_url + strlen("postgresql:"));
+        p = popen(cmd, "r");
+        if (!p)
+                return -1;
+        if (fscanf(p, "%d", &n) != 1)
+                n = -1;
+        pclose(p);
+        return n;
+}
+
+/* Descriptors of pid open on the database file itself (SQLite), or the
+ * store's sessions (PostgreSQL: only the leader has any meanwhile). */
 static int db_fds(pid_t pid) {
         char path[64], link[320], target[PATH_MAX];
         struct dirent *e;
         DIR *d;
         int n = 0;
 
+        if (pg_url)
+                return pg_sessions();
         snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
         d = opendir(path);
         if (!d)
@@ -175,6 +201,7 @@ int main(int argc, char **argv) {
         static const struct option options[] = {
                 { "cluster", required_argument, NULL, 'c' },
                 { "worker", required_argument, NULL, 'w' },
+                { "store", required_argument, NULL, 's' },
                 {}
         };
         const char *cluster = NULL, *worker = NULL;
@@ -191,11 +218,13 @@ int main(int argc, char **argv) {
                         cluster = optarg;
                 else if (c == 'w')
                         worker = optarg;
+                else if (c == 's' && strncmp(optarg, "postgresql:", 11) == 0 && !strchr(optarg, '\''))
+                        pg_url = optarg;
                 else
                         return 2;
         }
         if (!cluster || !worker) {
-                fprintf(stderr, "usage: jobs-flood --cluster BIN --worker BIN\n");
+                fprintf(stderr, "usage: jobs-flood --cluster BIN --worker BIN [--store postgresql:CONNINFO]\n");
                 return 2;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
@@ -208,7 +237,10 @@ int main(int argc, char **argv) {
         if (!mkdtemp(dir))
                 return 1;
         snprintf(db, sizeof(db), "%s/store.db", dir);
-        snprintf(url, sizeof(url), "sqlite:%s", db);
+        if (pg_url)
+                snprintf(url, sizeof(url), "%s", pg_url);
+        else
+                snprintf(url, sizeof(url), "sqlite:%s", db);
         snprintf(sock, sizeof(sock), "%s/coordinator.sock", dir);
         snprintf(notify_path, sizeof(notify_path), "%s/notify", dir);
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify_path);
@@ -218,7 +250,7 @@ int main(int argc, char **argv) {
                 return 1;
         }
 
-        char store_arg[192], sock_arg[160], run_arg[32];
+        char store_arg[600], sock_arg[160], run_arg[32];
         snprintf(store_arg, sizeof(store_arg), "--store=%s", url);
         snprintf(sock_arg, sizeof(sock_arg), "--coordinator-socket=%s", sock);
         snprintf(run_arg, sizeof(run_arg), "--job-run=%d", RUN_JOBS);
@@ -284,8 +316,9 @@ int main(int argc, char **argv) {
         printf("leader keepalives during the flood: %" PRId64 ", largest gap %" PRId64 " ms (pet interval "
                "%d ms, watchdog %d ms, bound %d ms)\n",
                keepalives, max_gap, WATCHDOG_USEC / 6000, WATCHDOG_USEC / 1000, GAP_MAX_MS);
-        printf("leader descriptors on the database: %d before, at most %d during %d HELLO peers and %d "
-               "connections\n", fds_before, fds_max, FLOOD_HELLO, FLOOD_CONNECT);
+        printf("leader %s: %d before, at most %d during %d HELLO peers and %d connections\n",
+               pg_url ? "sessions in pg_stat_activity" : "descriptors on the database", fds_before, fds_max,
+               FLOOD_HELLO, FLOOD_CONNECT);
         printf("real worker: %u jobs done before, %u half way, %u after the flood; lease generation %" PRIu64
                ", held %s\n", done_before, done_mid, done_after, generation, held ? "yes" : "no");
         if (keepalives < 2 || max_gap > GAP_MAX_MS)
