@@ -21,6 +21,9 @@
 #include "trusted_dir.h"
 
 #define LISTEN_BACKLOG 64
+/* TCP: a burst up to the connection cap waits in the kernel's queue
+ * rather than in SYN retransmits. */
+#define LISTEN_TCP_BACKLOG COORDINATOR_CONNECTIONS_MAX
 /* A bound on the listener's sleep, so finished connection threads are
  * joined even while nobody connects. */
 #define LISTENER_TICK_MS 1000
@@ -141,7 +144,7 @@ int listen_tcp(const struct coordinator *c) {
                 goto out;
         }
         (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, LISTEN_TCP_BACKLOG) < 0) {
                 r = -errno;
                 close(fd);
                 goto out;
