@@ -116,11 +116,14 @@ sdlive *sdlive_free(sdlive *d);
 
 /* > 0 when NOTIFY_SOCKET names a socket address (the process is
  * supervised): an absolute path, an abstract "@name", or "vsock:CID:PORT"
- * (decimal, each at most 2^32 - 1). Whether anything listens there shows
- * only when a send fails (-ENOENT or -ECONNREFUSED for a path). 0 when it is
- * unset or empty, or in a process other than the handle's creator. -EINVAL
- * when it is malformed or too long, -EAFNOSUPPORT when it is none of the
- * three forms (a relative path gives -EAFNOSUPPORT). */
+ * (also "vsock-stream:", "vsock-seqpacket:", "vsock-dgram:"; CID decimal or
+ * hypervisor/local/host, port decimal, each at most 2^32 - 2). Whether
+ * anything listens there shows only when a send fails (-ENOENT or
+ * -ECONNREFUSED for a path). 0 when it is unset or empty, or in a process
+ * other than the handle's creator. -EINVAL when it is malformed, too long,
+ * or a vsock address with no peer (CID empty or 2^32 - 1, port 2^32 - 1),
+ * -EAFNOSUPPORT when it is none of these forms (a relative path gives
+ * -EAFNOSUPPORT). */
 int sdlive_supervised(const sdlive *d);
 
 /* ------------------------------------------------------------------ */

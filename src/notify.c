@@ -95,15 +95,20 @@ static int vsock_connect(const sdlive *d, int type) {
 }
 
 /* One message on one vsock connection: the manager reads a connection to
- * its end. SOCK_SEQPACKET, or SOCK_STREAM where the transport lacks it (the
- * socket or the connect says so), as libsystemd falls back. */
+ * its end. The type the address fixes, else SOCK_SEQPACKET, or SOCK_STREAM
+ * where the transport lacks it (the socket or the connect says so), as
+ * libsystemd falls back. */
 static int send_vsock(const sdlive *d, const char *msg, size_t len) {
         ssize_t n;
         int fd, r;
 
-        fd = vsock_connect(d, SOCK_SEQPACKET);
-        if (fd < 0 && type_unsupported(-fd))
-                fd = vsock_connect(d, SOCK_STREAM);
+        if (d->notify_addr.vsock_type)
+                fd = vsock_connect(d, d->notify_addr.vsock_type);
+        else {
+                fd = vsock_connect(d, SOCK_SEQPACKET);
+                if (fd < 0 && type_unsupported(-fd))
+                        fd = vsock_connect(d, SOCK_STREAM);
+        }
         if (fd < 0)
                 return fd;
         n = send(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -44,6 +44,9 @@ typedef struct sdlive_notify_address {
                 struct sockaddr_vm vm;
         };
         socklen_t len;
+        /* AF_VSOCK: the socket type the address fixes, or 0 for
+         * SOCK_SEQPACKET falling back to SOCK_STREAM. */
+        int vsock_type;
 } sdlive_notify_address;
 
 struct sdlive_progress {
@@ -115,8 +118,9 @@ int sdlive_clock_poll(const sdlive *d, struct pollfd *fds, nfds_t n, uint64_t ti
 bool sdlive_owner(const sdlive *d);
 
 /* notify-address.c: parses NOTIFY_SOCKET. 1 and *out filled; 0 unset or
- * empty; -EAFNOSUPPORT neither an absolute path, "@name" nor "vsock:";
- * -EINVAL malformed or too long. */
+ * empty; -EAFNOSUPPORT neither an absolute path, "@name" nor a vsock
+ * address; -EINVAL malformed or too long, or a vsock address naming no peer
+ * (CID empty or VMADDR_CID_ANY, port VMADDR_PORT_ANY). */
 int sdlive_notify_parse_address(const char *env, sdlive_notify_address *out);
 
 /* notify.c */

@@ -230,11 +230,31 @@ static void test_vsock_fallback(void **state) {
         vsock_mode = 0;
 }
 
+/* A prefix that fixes the socket type ("vsock-seqpacket:") gets that type
+ * only: no fallback. */
+static void test_vsock_fixed_type(void **state) {
+        harness_fixture *f = *state;
+        int r;
+
+        setenv("NOTIFY_SOCKET", "vsock-seqpacket:3:9", 1);
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        assert_true(sdlive_supervised(f->d) > 0);
+
+        vsock_mode = 2;
+        n_vsock_types = 0;
+        r = sdlive_notify_ready(f->d);
+        vsock_mode = 0;
+        assert_int_equal(r, -ESOCKTNOSUPPORT);
+        assert_int_equal(n_vsock_types, 1);
+        assert_int_equal(vsock_types[0], SOCK_SEQPACKET);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 HARNESS_TEST(test_new_failures_leave_fds_alone),
                 HARNESS_TEST(test_timerfd_failure),
                 HARNESS_TEST(test_vsock_fallback),
+                HARNESS_TEST(test_vsock_fixed_type),
         };
 
         return cmocka_run_group_tests_name("faults", tests, NULL, NULL);

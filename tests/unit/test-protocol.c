@@ -187,30 +187,45 @@ static void test_parse_address(void **state) {
                 const char *env;
                 int r;
                 uint32_t cid, port;
+                int type;
         } cases[] = {
-                { NULL, 0, 0, 0 },
-                { "", 0, 0, 0 },
-                { "vsock:2:1234", 1, 2, 1234 },
-                { "vsock:0:0", 1, 0, 0 },
-                { "vsock:4294967295:4294967295", 1, UINT32_MAX, UINT32_MAX },
-                { "vsock:4294967296:1", -EINVAL, 0, 0 },
-                { "vsock:1:4294967296", -EINVAL, 0, 0 },
-                { "vsock:", -EINVAL, 0, 0 },
-                { "vsock::1", -EINVAL, 0, 0 },
-                { "vsock:1:", -EINVAL, 0, 0 },
-                { "vsock:1:2:3", -EINVAL, 0, 0 },
-                { "vsock:-1:2", -EINVAL, 0, 0 },
-                { "vsock:+1:2", -EINVAL, 0, 0 },
-                { "vsock: 1:2", -EINVAL, 0, 0 },
-                { "vsock:0x1:2", -EINVAL, 0, 0 },
-                { "vsock-stream:1:2", -EAFNOSUPPORT, 0, 0 },
-                { "VSOCK:1:2", -EAFNOSUPPORT, 0, 0 },
-                { "relative", -EAFNOSUPPORT, 0, 0 },
-                { "./notify", -EAFNOSUPPORT, 0, 0 },
-                { "/", -EINVAL, 0, 0 },
-                { "@", -EINVAL, 0, 0 },
-                { "/run/notify", 1, 0, 0 },
-                { "@abstract", 1, 0, 0 },
+                { NULL, 0, 0, 0, 0 },
+                { "", 0, 0, 0, 0 },
+                { "vsock:2:1234", 1, 2, 1234, 0 },
+                { "vsock:0:0", 1, 0, 0, 0 },
+                { "vsock:4294967294:4294967294", 1, UINT32_MAX - 1, UINT32_MAX - 1, 0 },
+                /* As libsystemd: the special CIDs by name, the prefixes that
+                 * fix the socket type. */
+                { "vsock:host:5", 1, VMADDR_CID_HOST, 5, 0 },
+                { "vsock:hypervisor:5", 1, VMADDR_CID_HYPERVISOR, 5, 0 },
+                { "vsock:local:5", 1, VMADDR_CID_LOCAL, 5, 0 },
+                { "vsock-stream:2:7", 1, 2, 7, SOCK_STREAM },
+                { "vsock-seqpacket:host:7", 1, VMADDR_CID_HOST, 7, SOCK_SEQPACKET },
+                { "vsock-dgram:3:7", 1, 3, 7, SOCK_DGRAM },
+                /* No peer: CID any (empty or 2^32 - 1), port any. */
+                { "vsock::1", -EINVAL, 0, 0, 0 },
+                { "vsock:4294967295:1", -EINVAL, 0, 0, 0 },
+                { "vsock:1:4294967295", -EINVAL, 0, 0, 0 },
+                { "vsock-stream::1", -EINVAL, 0, 0, 0 },
+                { "vsock:4294967296:1", -EINVAL, 0, 0, 0 },
+                { "vsock:1:4294967296", -EINVAL, 0, 0, 0 },
+                { "vsock:", -EINVAL, 0, 0, 0 },
+                { "vsock:1:", -EINVAL, 0, 0, 0 },
+                { "vsock:1:2:3", -EINVAL, 0, 0, 0 },
+                { "vsock:-1:2", -EINVAL, 0, 0, 0 },
+                { "vsock:+1:2", -EINVAL, 0, 0, 0 },
+                { "vsock: 1:2", -EINVAL, 0, 0, 0 },
+                { "vsock:0x1:2", -EINVAL, 0, 0, 0 },
+                { "vsock:Host:2", -EINVAL, 0, 0, 0 },
+                { "vsock:hostx:2", -EINVAL, 0, 0, 0 },
+                { "vsock-raw:1:2", -EAFNOSUPPORT, 0, 0, 0 },
+                { "VSOCK:1:2", -EAFNOSUPPORT, 0, 0, 0 },
+                { "relative", -EAFNOSUPPORT, 0, 0, 0 },
+                { "./notify", -EAFNOSUPPORT, 0, 0, 0 },
+                { "/", -EINVAL, 0, 0, 0 },
+                { "@", -EINVAL, 0, 0, 0 },
+                { "/run/notify", 1, 0, 0, 0 },
+                { "@abstract", 1, 0, 0, 0 },
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -219,11 +234,12 @@ static void test_parse_address(void **state) {
 
                 print_message("\"%s\" -> %d\n", cases[i].env ? cases[i].env : "(unset)", r);
                 assert_int_equal(r, cases[i].r);
-                if (r > 0 && strncmp(cases[i].env, "vsock:", 6) == 0) {
+                if (r > 0 && strncmp(cases[i].env, "vsock", 5) == 0) {
                         assert_int_equal(a.vm.svm_family, AF_VSOCK);
                         assert_int_equal(a.vm.svm_cid, cases[i].cid);
                         assert_int_equal(a.vm.svm_port, cases[i].port);
                         assert_int_equal(a.len, sizeof(a.vm));
+                        assert_int_equal(a.vsock_type, cases[i].type);
                 } else if (r > 0) {
                         assert_int_equal(a.un.sun_family, AF_UNIX);
                 } else {

@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libsdlive_internal.a"
+)

@@ -1,0 +1,12 @@
+# CMake generated Testfile for 
+# Source directory: /work/wt/review-lib/tests/packaging
+# Build directory: /work/wt/review-lib/build-asan/tests/packaging
+# 
+# This file includes the relevant testing commands required for 
+# testing this directory and lists subdirectories to be tested as well.
+add_test([=[man-lint]=] "sh" "/work/wt/review-lib/tests/packaging/man-lint.sh" "/work/wt/review-lib/build-asan/man/man8/sdlive-acceptor.8" "/work/wt/review-lib/build-asan/man/man8/sdlive-cleaner.8" "/work/wt/review-lib/build-asan/man/man8/sdlive-cluster.8" "/work/wt/review-lib/build-asan/man/man8/sdlive-jobs.8" "/work/wt/review-lib/build-asan/man/man8/sdlive-sentinel.8" "/work/wt/review-lib/build-asan/man/man7/sdlive-units.7" "/work/wt/review-lib/build-asan/man/man8/sdlive-worker.8" "/work/wt/review-lib/build-asan/man/man3/sdlive.3" "/work/wt/review-lib/build-asan/man/man3/sdlive_idle.3" "/work/wt/review-lib/build-asan/man/man3/sdlive_new.3" "/work/wt/review-lib/build-asan/man/man3/sdlive_notify_barrier.3" "/work/wt/review-lib/build-asan/man/man3/sdlive_notify_fdstore.3" "/work/wt/review-lib/build-asan/man/man3/sdlive_notify_ready.3" "/work/wt/review-lib/build-asan/man/man3/sdlive_peer_new.3" "/work/wt/review-lib/build-asan/man/man3/sdlive_pet_watchdog.3" "/work/wt/review-lib/build-asan/man/man3/sdlive_progress_register.3")
+set_tests_properties([=[man-lint]=] PROPERTIES  LABELS "man" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/packaging/CMakeLists.txt;6;add_test;/work/wt/review-lib/tests/packaging/CMakeLists.txt;0;")
+add_test([=[man-exports]=] "sh" "/work/wt/review-lib/tests/packaging/man-exports.sh" "/work/wt/review-lib/build-asan" "/usr/local/share/man" "/work/wt/review-lib/build-asan/src/libsdlive.so.0.2.0")
+set_tests_properties([=[man-exports]=] PROPERTIES  LABELS "man" RESOURCE_LOCK "sdlive-install" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/packaging/CMakeLists.txt;10;add_test;/work/wt/review-lib/tests/packaging/CMakeLists.txt;0;")
+add_test([=[version-agrees]=] "sh" "/work/wt/review-lib/tests/packaging/version-check.sh" "0.2.0" "/work/wt/review-lib/include/sdlive.h" "/work/wt/review-lib/src/libsdlive.sym" "/work/wt/review-lib/build-asan/src/sdlive.pc" "/work/wt/review-lib/build-asan/src/libsdlive.so.0.2.0")
+set_tests_properties([=[version-agrees]=] PROPERTIES  LABELS "abi" TIMEOUT "30" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/packaging/CMakeLists.txt;42;add_test;/work/wt/review-lib/tests/packaging/CMakeLists.txt;0;")

@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libsdlive_test_harness.a"
+)

@@ -1,0 +1,36 @@
+# CMake generated Testfile for 
+# Source directory: /work/wt/review-lib/tests/unit
+# Build directory: /work/wt/review-lib/build-asan/tests/unit
+# 
+# This file includes the relevant testing commands required for 
+# testing this directory and lists subdirectories to be tested as well.
+add_test([=[unit-lifecycle]=] "/work/wt/review-lib/build-asan/tests/unit/test-lifecycle")
+set_tests_properties([=[unit-lifecycle]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;30;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-notify]=] "/work/wt/review-lib/build-asan/tests/unit/test-notify")
+set_tests_properties([=[unit-notify]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;31;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-fdstore]=] "/work/wt/review-lib/build-asan/tests/unit/test-fdstore")
+set_tests_properties([=[unit-fdstore]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;32;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-fork]=] "/work/wt/review-lib/build-asan/tests/unit/test-fork")
+set_tests_properties([=[unit-fork]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;33;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-protocol]=] "/work/wt/review-lib/build-asan/tests/unit/test-protocol")
+set_tests_properties([=[unit-protocol]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;34;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-protocol-threads]=] "/work/wt/review-lib/build-asan/tests/unit/test-protocol" "thread")
+set_tests_properties([=[unit-protocol-threads]=] PROPERTIES  LABELS "unit;thread" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;25;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;34;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-watchdog]=] "/work/wt/review-lib/build-asan/tests/unit/test-watchdog")
+set_tests_properties([=[unit-watchdog]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;35;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-watchdog-threads]=] "/work/wt/review-lib/build-asan/tests/unit/test-watchdog" "thread")
+set_tests_properties([=[unit-watchdog-threads]=] PROPERTIES  LABELS "unit;thread" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;25;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;35;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-idle]=] "/work/wt/review-lib/build-asan/tests/unit/test-idle")
+set_tests_properties([=[unit-idle]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;36;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-idle-threads]=] "/work/wt/review-lib/build-asan/tests/unit/test-idle" "thread")
+set_tests_properties([=[unit-idle-threads]=] PROPERTIES  LABELS "unit;thread" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;25;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;36;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-progress]=] "/work/wt/review-lib/build-asan/tests/unit/test-progress")
+set_tests_properties([=[unit-progress]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;37;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-progress-threads]=] "/work/wt/review-lib/build-asan/tests/unit/test-progress" "thread")
+set_tests_properties([=[unit-progress-threads]=] PROPERTIES  LABELS "unit;thread" TIMEOUT "120" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;25;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;37;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-peer]=] "/work/wt/review-lib/build-asan/tests/unit/test-peer")
+set_tests_properties([=[unit-peer]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;38;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-faults]=] "/work/wt/review-lib/build-asan/tests/unit/test-faults")
+set_tests_properties([=[unit-faults]=] PROPERTIES  LABELS "unit" TIMEOUT "60" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;22;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;43;sdlive_unit_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
+add_test([=[unit-null-covers-exports]=] "sh" "/work/wt/review-lib/tests/unit/check-null-coverage.sh" "/work/wt/review-lib/src/libsdlive.sym" "/work/wt/review-lib/tests/unit/test-lifecycle.c")
+set_tests_properties([=[unit-null-covers-exports]=] PROPERTIES  LABELS "unit" TIMEOUT "30" _BACKTRACE_TRIPLES "/work/wt/review-lib/tests/unit/CMakeLists.txt;48;add_test;/work/wt/review-lib/tests/unit/CMakeLists.txt;0;")
