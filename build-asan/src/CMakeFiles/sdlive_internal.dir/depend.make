@@ -1,2 +1,0 @@
-# Empty dependencies file for sdlive_internal.
-# This may be replaced when dependencies are built.

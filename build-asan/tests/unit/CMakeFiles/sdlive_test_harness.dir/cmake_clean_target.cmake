@@ -1,3 +1,0 @@
-file(REMOVE_RECURSE
-  "libsdlive_test_harness.a"
-)
