@@ -41,8 +41,8 @@
 #define SEED_RETRY_FIRST_USEC (100 * SDLIVE_USEC_PER_MSEC)
 /* --release-after-death ends after this long whatever the store does. */
 #define RELEASE_DEADLINE_SEC 5
-/* After a term that could not run, the next election waits the election
- * poll, doubling up to this. */
+/* After a term that could not run, the next election waits one lease
+ * time (at least one election poll), doubling up to this. */
 #define TERM_RETRY_MAX_USEC (60 * SDLIVE_USEC_PER_SEC)
 
 typedef struct cluster_options {
@@ -526,7 +526,9 @@ static int run(struct cluster *c) {
                 .progress = c->election_progress,
                 .spin_file = c->o->spin_file,
         };
-        uint64_t backoff = c->o->poll_usec;
+        /* Our lease stays in the store until it expires: wait that long. */
+        uint64_t first = c->o->lease_usec > c->o->poll_usec ? c->o->lease_usec : c->o->poll_usec;
+        uint64_t backoff = first;
 
         for (;;) {
                 char delay[DURATION_FORMAT_MAX];
@@ -543,7 +545,7 @@ static int run(struct cluster *c) {
                 if (r == LEADER_STOPPED)
                         return EXIT_SUCCESS;
                 if (r >= 0) {
-                        backoff = c->o->poll_usec;
+                        backoff = first;
                         continue;
                 }
                 /* A term that could not even run (no lease refresher, no
@@ -558,8 +560,7 @@ static int run(struct cluster *c) {
                 sdlive_progress_beat(c->election_progress);
                 if (r == SDLIVE_WAKE_STOP)
                         return EXIT_SUCCESS;
-                backoff = min_u64(2 * backoff, TERM_RETRY_MAX_USEC > c->o->poll_usec ? TERM_RETRY_MAX_USEC
-                                                                                      : c->o->poll_usec);
+                backoff = min_u64(2 * backoff, TERM_RETRY_MAX_USEC > first ? TERM_RETRY_MAX_USEC : first);
         }
 }
 

@@ -81,16 +81,40 @@ check missing-dir
 
 # The lowest descriptor limit under which the member still leads.
 found=
-for n in $(seq 8 40); do
-        seconds=1 run probe prlimit --nofile="$n:$n" -- --coordinator-socket "$TMP/c-$n.sock"
-        grep -q 'elected: leading' "$TMP/probe.log" || continue
-        grep -q 'leader service coordinator failed to start' "$TMP/probe.log" ||
-                fail "RLIMIT_NOFILE=$n: elected and the coordinator started; no limit between made it fail"
-        found=$n
-        break
+# probe N: runs a member under RLIMIT_NOFILE=N until it has led and tried
+# the coordinator, has exited, or 3 s have passed.
+probe() {
+        rm -f "$TMP"/probe.db*
+        prlimit --nofile="$1:$1" "$CLUSTER" --store "sqlite:$TMP/probe.db" --node a --lease 1s \
+                --election-poll 100ms --job-run 10 --coordinator-socket "$TMP/c-$1.sock" \
+                >"$TMP/probe.log" 2>&1 &
+        local pid=$! i
+        for i in $(seq 60); do
+                kill -0 "$pid" 2>/dev/null || break
+                grep -q 'leader service coordinator failed to start\|coordinator: serving' "$TMP/probe.log" && break
+                sleep 0.05
+        done
+        kill -TERM "$pid" 2>/dev/null
+        wait "$pid"
+}
+# Descriptors the coordinator needs come on top of those the member needs
+# to lead: between the lowest limit that leads and the lowest that serves
+# lies a window where it leads without a coordinator. Its middle is used,
+# away from the edges where a run may land on either side.
+lo= hi=
+for n in $(seq 8 60); do
+        probe "$n"
+        if [ -z "$lo" ] && grep -q 'leader service coordinator failed to start' "$TMP/probe.log"; then
+                lo=$n
+        elif grep -q 'coordinator: serving' "$TMP/probe.log"; then
+                hi=$n
+                break
+        fi
 done
-[ -n "$found" ] || fail "no RLIMIT_NOFILE from 8 to 40 lets the member lead"
-echo "RLIMIT_NOFILE=$found: elected, coordinator cannot start"
+[ -n "$lo" ] && [ -n "$hi" ] || fail "no RLIMIT_NOFILE from 8 to 60 leads without a coordinator (lo=$lo hi=$hi)"
+found=$(( (lo + hi - 1) / 2 ))
+[ "$found" -ge "$lo" ] || found=$lo
+echo "RLIMIT_NOFILE: leads without a coordinator from $lo, serves from $hi; using $found"
 run nofile prlimit --nofile="$found:$found" -- --coordinator-socket "$TMP/c.sock"
 check nofile
 echo "PASS"
