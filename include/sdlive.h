@@ -189,9 +189,10 @@ int sdlive_notify_access(sdlive *d, int access);
 
 /* KEY=VALUE for a field this library has no call for. key: an uppercase
  * letter or '_' then uppercase letters, digits and '_' (non-empty), and not
- * FDSTORE or BARRIER (they need descriptors: use their calls); value: any
- * bytes but a newline (so it cannot start another assignment), possibly
- * empty. -EINVAL for a bad key or value, -E2BIG when "KEY=VALUE" exceeds one
+ * FDSTORE or BARRIER (they need descriptors) nor WATCHDOG_USEC (the pet
+ * interval must follow it): use their calls; value: any bytes but a newline
+ * or a carriage return (the manager starts another assignment at either),
+ * possibly empty. -EINVAL for a bad key or value, -E2BIG when "KEY=VALUE" exceeds one
  * 4096-byte datagram. The value is sent as given, not cleaned as STATUS=
  * text is. */
 int sdlive_notify_raw(sdlive *d, const char *key, const char *value);

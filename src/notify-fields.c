@@ -110,10 +110,13 @@ static bool key_valid(const char *key) {
 int sdlive_notify_raw_check(const char *key, const char *value) {
         if (!key_valid(key) || !value)
                 return -EINVAL;
-        /* Fields that need descriptors go through their own calls. */
-        if (strcmp(key, "FDSTORE") == 0 || strcmp(key, "BARRIER") == 0)
+        /* Fields that need descriptors, or whose change the pet schedule
+         * must follow, go through their own calls. */
+        if (strcmp(key, "FDSTORE") == 0 || strcmp(key, "BARRIER") == 0 ||
+            strcmp(key, "WATCHDOG_USEC") == 0)
                 return -EINVAL;
-        if (strchr(value, '\n'))
+        /* The manager splits a message into assignments at '\n' and '\r'. */
+        if (strpbrk(value, "\n\r"))
                 return -EINVAL;
         if (strlen(key) + 1 + strlen(value) > SDLIVE_NOTIFY_MAX)
                 return -E2BIG;

@@ -90,6 +90,12 @@ static void test_field_validation(void **state) {
         /* A newline in the value would start a second assignment. */
         assert_int_equal(sdlive_notify_raw(f->d, "KEY", "x\nREADY=1"), -EINVAL);
         assert_int_equal(sdlive_notify_raw(f->d, "KEY", "\n"), -EINVAL);
+        /* The manager splits a message on carriage returns too. */
+        assert_int_equal(sdlive_notify_raw(f->d, "KEY", "x\rREADY=1"), -EINVAL);
+        assert_int_equal(sdlive_notify_raw(f->d, "KEY", "\r"), -EINVAL);
+        /* WATCHDOG_USEC= moves the manager's timer: only through
+         * sdlive_watchdog_set_timeout(), which moves the pet interval too. */
+        assert_int_equal(sdlive_notify_raw(f->d, "WATCHDOG_USEC", "1000000"), -EINVAL);
         /* Size: "K=" + value fills the datagram exactly, one more is too big. */
         memset(big, 'v', sizeof(big));
         big[SDLIVE_NOTIFY_MAX - 2] = '\0';
