@@ -9,6 +9,11 @@
  * --iterations: pets and clock reads per round in (a); sd_notify() gets 1/100.
  * --trials: stop-latency trials per mode in (c).
  * --scale: the real-time idle in (b) lasts 0.6 s * F.
+ *
+ * Each figure with a target is also checked against a failure bound, wider
+ * than the target by the margin a loaded machine needs (printed beside it);
+ * a figure past its bound makes the run fail. The simulated wake-ups are
+ * exact.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +38,16 @@
 static int fail(const char *what, int r) {
         fprintf(stderr, "sdlive-bench: %s: %s\n", what, strerror(r < 0 ? -r : r));
         exit(EXIT_FAILURE);
+}
+
+/* Figures past their failure bound; the run fails when any is. */
+static unsigned bounds_missed;
+
+static void check_bound(bool ok, const char *what) {
+        if (!ok) {
+                fprintf(stderr, "sdlive-bench: FAIL: %s\n", what);
+                bounds_missed++;
+        }
 }
 
 /* ---- (a) cost per call ------------------------------------------------ */
@@ -164,8 +179,12 @@ static void bench_cost(unsigned long iterations) {
                (double) precise_pet_ns / (double) (iterations / 10), iterations / 10);
         printf("    clock_gettime(CLOCK_MONOTONIC)      %11.1f %9lu\n", clock, iterations);
         printf("    clock_gettime(CLOCK_MONOTONIC_COARSE) %9.1f %9lu\n", coarse, iterations);
-        printf("    sd_notify / pet          %8.0fx   (target >= 100x)\n", notify / pet);
-        printf("    pet / CLOCK_MONOTONIC    %8.2fx   (target <= 0.4x)\n", pet / clock);
+        printf("    sd_notify / pet          %8.0fx   (target >= 100x, fails below 20x)\n", notify / pet);
+        printf("    pet / CLOCK_MONOTONIC    %8.2fx   (target <= 0.4x, fails above 0.8x)\n", pet / clock);
+        check_bound(notify / pet >= 20, "a not-due pet costs more than 1/20 of sd_notify()");
+        /* The precise clock on every pet costs about 1.05x a read: a pet
+         * past 0.8x is no longer on the coarse clock. */
+        check_bound(pet / clock <= 0.8, "a not-due pet costs more than 0.8x a CLOCK_MONOTONIC read");
         printf("\n");
         for (int i = 0; i < 8; i++)
                 sdlive_progress_unregister(loop[i]);
@@ -273,6 +292,9 @@ static void bench_wakeups(double scale) {
         printf("(b) wake-ups while idle                     wake-ups  keepalives  ctx-switches\n");
         printf("    simulated 60 s, sdlive_idle @10 s   %9u %11u %13s\n", idle_wakes, idle_sent, "-");
         printf("    simulated 60 s, 0.2 s fixed tick    %9u %11u %13s\n", tick_wakes, tick_sent, "-");
+        /* One wake-up per 10 s interval; a keepalive at the start and at each. */
+        check_bound(idle_wakes == 6 && idle_sent == 7,
+                    "a simulated idle minute at 10 s is not 6 wake-ups and 7 keepalives");
         printf("    real %.2f s, sdlive_idle @%" PRIu64 " ms  %9u %11u %13ld\n", (double) idle_usec / SEC,
                interval / MSEC, real_idle_polls, real_idle_sent, idle_cs);
         printf("    real %.2f s, 2 ms fixed tick        %9u %11u %13ld\n\n", (double) idle_usec / SEC,
@@ -307,6 +329,10 @@ static int cmp_u64(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
+/* Fails above this p99 (the target is 1 ms; the margin is for a loaded
+ * machine that preempts the woken thread). */
+#define STOP_P99_BOUND_NSEC (20 * UINT64_C(1000000))
+
 static void stop_latency(unsigned trials, bool handler_on_idle_thread, const char *label) {
         uint64_t *lat = calloc(trials, sizeof(uint64_t));
         shooter s = { .target = pthread_self(), .self = !handler_on_idle_thread };
@@ -334,6 +360,8 @@ static void stop_latency(unsigned trials, bool handler_on_idle_thread, const cha
         qsort(lat, trials, sizeof(*lat), cmp_u64);
         printf("    %-34s %8.1f %8.1f %8.1f %6u\n", label, (double) lat[trials / 2] / 1000,
                (double) lat[(size_t) ((trials - 1) * 0.99)] / 1000, (double) lat[trials - 1] / 1000, trials);
+        check_bound(lat[(size_t) ((trials - 1) * 0.99)] < STOP_P99_BOUND_NSEC,
+                    "stop latency p99 at or above 20 ms");
         free(lat);
 }
 
@@ -346,7 +374,7 @@ static void bench_stop(unsigned trials) {
         printf("(c) stop latency, handler -> idle return  p50 us   p99 us   max us trials\n");
         stop_latency(trials, false, "handler on another thread");
         stop_latency(trials, true, "handler interrupts the idle thread");
-        printf("    (target: p99 < 1000 us)\n");
+        printf("    (target: p99 < 1000 us, fails at 20000 us)\n");
 }
 
 static const char *loadavg(void) {
@@ -388,5 +416,7 @@ int main(int argc, char **argv) {
         bench_cost(iterations);
         bench_wakeups(scale);
         bench_stop(trials);
-        return EXIT_SUCCESS;
+        if (bounds_missed)
+                fprintf(stderr, "sdlive-bench: %u figures past their bound\n", bounds_missed);
+        return bounds_missed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
