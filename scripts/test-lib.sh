@@ -2,6 +2,13 @@
 # stage_NAME; run_stage NAME runs it and folds its counts into the totals.
 # Inside a stage, run_ctest and run_check are what count: a skip (ctest's
 # SKIP_RETURN_CODE, exit 77 of a check) is counted as skipped, never as passed.
+# Under CI=true a skip also fails its stage: CI has root, a manager and every
+# package, so a test that cannot run there is broken.
+#
+# A failed stage always shows in the failed count: a stage that fails
+# without a failed test (a build that fails, a selection that matches
+# nothing, a skip under CI=true) counts as one failure itself, so the last
+# line says "0 failed" exactly when the exit status is 0.
 #
 # Totals:  passed failed skipped   (what the last line reports)
 #          status                  (0 while every stage passed)
@@ -43,6 +50,15 @@ ctest_skipped_names() {
     END { for (i = 0; i < n; i++) print names[i] }' "$1"
 }
 
+# skip_seen NAMES: reports skipped tests; under CI=true they fail the stage.
+skip_seen() {
+  echo "sdlive: skipped (not passed): $1"
+  if [[ ${CI:-} == true ]]; then
+    echo "sdlive: CI=true: a skipped test fails the stage" >&2
+    stage_ok=0
+  fi
+}
+
 # run_ctest BUILD_DIR [ctest args...]: runs ctest there, shows its output and
 # counts its tests. Fails the stage when a test fails, ctest fails, or the
 # selection matched no test (`-L LABEL` naming nothing).
@@ -55,7 +71,7 @@ run_ctest() {
     read -r p f s <<<"$counts"
     stage_passed=$((stage_passed + p)); stage_failed=$((stage_failed + f))
     stage_skipped=$((stage_skipped + s))
-    ((s == 0)) || echo "sdlive: skipped (not passed): $(ctest_skipped_names "$log" | paste -sd, -)"
+    ((s == 0)) || skip_seen "$(ctest_skipped_names "$log" | paste -sd, -)"
     ((p + f + s > 0)) || { echo "sdlive: ctest $* in $build ran no test" >&2; stage_ok=0; }
   else
     echo "sdlive: ctest $* in $build matched or ran no test" >&2
@@ -73,7 +89,7 @@ run_check() {
   local rc=$?
   case $rc in
     0) stage_passed=$((stage_passed + 1)) ;;
-    77) stage_skipped=$((stage_skipped + 1)); echo "sdlive: skipped (not passed): $name" ;;
+    77) stage_skipped=$((stage_skipped + 1)); skip_seen "$name" ;;
     *) stage_failed=$((stage_failed + 1)); stage_ok=0; echo "sdlive: $name failed (exit $rc)" >&2 ;;
   esac
 }
@@ -90,6 +106,7 @@ run_stage() {
     echo "sdlive: stage $name ran no test" >&2
     stage_ok=0
   fi
+  ((stage_ok || stage_failed > 0)) || stage_failed=1
   passed=$((passed + stage_passed)); failed=$((failed + stage_failed))
   skipped=$((skipped + stage_skipped))
   echo "=== sdlive tests: $name: $stage_passed passed, $stage_failed failed, $stage_skipped skipped"
@@ -97,6 +114,17 @@ run_stage() {
     status=1
     failed_stages+=("$name")
   fi
+}
+
+# fuzz_seconds_per_target BUDGET TARGETS: seconds each fuzz target runs so
+# that all of them together take BUDGET seconds, at least 10 each (a budget
+# too small for the targets is stretched, never silently cut to nothing).
+# Fails when there is no target or the figures are not whole numbers.
+fuzz_seconds_per_target() {
+  [[ $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ ]] && (($2 > 0)) ||
+    { echo "sdlive: fuzz: budget '$1' over '$2' targets" >&2; return 1; }
+  local each=$((10#$1 / 10#$2))
+  echo $((each < 10 ? 10 : each))
 }
 
 # report: the closing lines; the last one is the totals, alone on its line.

@@ -2,8 +2,10 @@
 # scripts/test.sh counts what it claims: runs its counting (scripts/test-lib.sh)
 # against a throw-away ctest project whose tests pass, fail, skip, are
 # disabled or cannot start, and checks passed, failed and skipped apart, and
-# which stages fail.
+# which stages fail. A failed stage shows in the failed count; under CI=true
+# a skip fails its stage.
 set -uo pipefail
+unset CI
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/test-lib.sh"
@@ -54,14 +56,39 @@ stage_check_fails() { run_check yes true; run_check no sh -c 'exit 3'; }
 stage_build_fails() { return 1; }
 
 expect mixed 1 2 2 fails
-expect only_skips 0 0 1 fails
-expect no_match 0 0 0 fails
-expect no_match_after_pass 1 0 0 fails
+expect only_skips 0 1 1 fails
+expect no_match 0 1 0 fails
+expect no_match_after_pass 1 1 0 fails
 expect good 1 0 0 ok
 expect good_and_skip 1 0 1 ok
 expect checks 1 0 1 ok
 expect check_fails 1 1 0 fails
-expect build_fails 0 0 0 fails
+expect build_fails 0 1 0 fails
+
+# CI=true: a skipped test or check fails its stage, and so the count.
+export CI=true
+expect good 1 0 0 ok
+expect good_and_skip 1 1 1 fails
+expect checks 1 1 1 fails
+unset CI
+
+# The fuzz stage's budget is shared by its targets, at least 10 s each.
+for case in 120:6:20 120:1:120 30:6:10 7:1:10; do
+  IFS=: read -r budget n want <<<"$case"
+  got=$(fuzz_seconds_per_target "$budget" "$n" 2>/dev/null)
+  if [[ $got == "$want" ]]; then
+    echo "ok: fuzz budget $budget s over $n targets: $got s each"
+  else
+    echo "FAIL: fuzz budget $budget s over $n targets: '$got' s each, expected $want"; bad=1
+  fi
+done
+for case in 120:0 x:6 120:; do
+  if fuzz_seconds_per_target "${case%%:*}" "${case#*:}" >/dev/null 2>&1; then
+    echo "FAIL: fuzz budget '$case' accepted"; bad=1
+  else
+    echo "ok: fuzz budget '$case' refused"
+  fi
+done
 
 # The last line of the report is the totals, alone on its line.
 passed=3 failed=1 skipped=2 failed_stages=(x)
