@@ -4,17 +4,26 @@
 #            daemon tests, then the end-to-end suite under a real systemd manager;
 #   asan     ASan+UBSan: every test but the end-to-end suite;
 #   tsan     TSan: the thread tests;
-#   fuzz     the decoder fuzzer for a bounded time (clang/libFuzzer).
-# Usage: scripts/test.sh [stage...]   (all of them by default, in that order)
-# Environment: SDLIVE_FUZZ_SECONDS (default 60), CI=true makes an
-# unavailable systemd manager a failure instead of a skip.
+#   fuzz     every libFuzzer target (clang) within one time budget.
+# Long stages, run only when named (CI names them, .ci/run):
+#   e2e-defaults  cluster failover at the shipped defaults, both stores
+#                 (ctest label e2e-defaults, about 2 minutes).
+# Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
+# that order, not the long ones; "all e2e-defaults" is what CI runs)
+# Environment: SDLIVE_FUZZ_BUDGET (seconds of fuzzing for the whole fuzz
+# stage, default 120, shared evenly by the targets, at least 10 s each);
+# CI=true makes an unavailable systemd manager, and any skipped test, a
+# failure instead of a skip.
 #
 # Passed, failed and skipped tests are counted apart; the last line is
-# "sdlive: N passed, N failed, N skipped". A stage fails when a test or a
-# build fails, when a ctest selection matches no test, or when it ran none.
+# "sdlive: N passed, N failed, N skipped", and the exit status is 0 exactly
+# when N failed is 0. A stage fails when a test or a build fails, when a
+# ctest selection matches no test, or when it ran none; a stage that fails
+# without a failed test counts as one failure.
 # To add a stage: define stage_NAME below (build with configure_and_build,
 # count with run_ctest / run_check from scripts/test-lib.sh) and list NAME
-# in all_stages.
+# in all_stages, or in long_stages if it would push the default run past
+# 25 minutes on 2 cores.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +32,7 @@ bash "$root/scripts/deps.sh" || exit 1
 
 jobs=$(nproc)
 all_stages=(default asan tsan fuzz)
+long_stages=(e2e-defaults)
 
 configure_and_build() {
   local build=$1; shift
@@ -34,7 +44,12 @@ configure_and_build() {
 stage_default() {
   configure_and_build "$root/build/test-default" || return 1
   run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz'
-  run_ctest "$root/build/test-default" -L e2e
+  run_ctest "$root/build/test-default" -L '^e2e$'
+}
+
+stage_e2e-defaults() {
+  configure_and_build "$root/build/test-default" || return 1
+  run_ctest "$root/build/test-default" -L '^e2e-defaults$'
 }
 
 stage_asan() {
@@ -49,17 +64,24 @@ stage_tsan() {
     run_ctest "$root/build/test-tsan" -j"$jobs" -L thread
 }
 
+# Configured twice: the first pass tells how many targets share the budget.
 stage_fuzz() {
-  configure_and_build "$root/build/test-fuzz" -DCMAKE_C_COMPILER=clang -DSDLIVE_BUILD_FUZZ=ON \
-    -DSDLIVE_FUZZ_SECONDS="${SDLIVE_FUZZ_SECONDS:-60}" || return 1
-  run_ctest "$root/build/test-fuzz" -L fuzz
+  local build=$root/build/test-fuzz targets seconds
+  configure_and_build "$build" -DCMAKE_C_COMPILER=clang -DSDLIVE_BUILD_FUZZ=ON || return 1
+  targets=$(cd "$build" && ctest -N -L '^fuzz$' | sed -n 's/^Total Tests: //p')
+  seconds=$(fuzz_seconds_per_target "${SDLIVE_FUZZ_BUDGET:-120}" "${targets:-0}") || return 1
+  echo "sdlive: fuzz: $targets targets x $seconds s"
+  configure_and_build "$build" -DSDLIVE_FUZZ_SECONDS="$seconds" || return 1
+  run_ctest "$build" -L '^fuzz$'
 }
 
-stages=("$@")
-((${#stages[@]})) || stages=("${all_stages[@]}")
+stages=()
+for stage in "${@:-all}"; do
+  if [[ $stage == all ]]; then stages+=("${all_stages[@]}"); else stages+=("$stage"); fi
+done
 for stage in "${stages[@]}"; do
   declare -F "stage_$stage" >/dev/null ||
-    { echo "sdlive: unknown stage '$stage' (stages: ${all_stages[*]})" >&2; exit 2; }
+    { echo "sdlive: unknown stage '$stage' (stages: all = ${all_stages[*]}; long: ${long_stages[*]})" >&2; exit 2; }
 done
 for stage in "${stages[@]}"; do
   run_stage "$stage"
