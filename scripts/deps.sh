@@ -6,8 +6,8 @@ set -euo pipefail
 packages=(
   gcc g++ clang libclang-rt-14-dev cmake make pkg-config binutils
   libsystemd-dev libcmocka-dev
-  libsqlite3-dev libpq-dev postgresql
-  systemd util-linux bsdutils procps psmisc perl
+  libsqlite3-dev libpq-dev postgresql postgresql-client
+  systemd util-linux bsdutils procps psmisc perl python3 sqlite3
   libssl-dev openssl
   libevent-dev libuv1-dev libglib2.0-dev
   mandoc man-db lintian abigail-tools dpkg-dev fakeroot file
