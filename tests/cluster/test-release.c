@@ -205,7 +205,7 @@ static void refuses_untrusted_records(void **state) {
                 "sdlive-lease-record 1\nlease=cluster\nholder=a b\ngeneration=@G\ninvocation=" INVOCATION "\n",
                 "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G99999999999999999999\ninvocation=-\n",
                 "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=0123\n",
-                "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION,
+                ("sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION),
         };
 
         a_leads_and_records(f);

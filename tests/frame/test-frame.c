@@ -129,9 +129,9 @@ static size_t build_stream(uint8_t *buf, size_t size, unsigned count) {
                 case 0: f = (frame){ .type = FRAME_HELLO, .hello = { 1, id } }; break;
                 case 1:
                         f = (frame){ .type = FRAME_ASSIGN,
-                                     .assign = { 1, i, i, job, sizeof(job) - 1 } };
+                                     .assign = { 1, i, i, job, sizeof(job) - 1, { 0 } } };
                         break;
-                case 2: f = (frame){ .type = FRAME_RESULT, .result = { 1, i, i, 0, id } }; break;
+                case 2: f = (frame){ .type = FRAME_RESULT, .result = { 1, i, i, 0, id, { 0 } } }; break;
                 default: f = (frame){ .type = FRAME_HEARTBEAT, .heartbeat = { i & 8, i } }; break;
                 }
                 n = frame_encode(&f, buf + len, size - len);
@@ -471,7 +471,7 @@ static void test_socketpair_malformed_frame(void **state) {
 }
 
 static void test_socketpair_partial_and_eof(void **state) {
-        frame r = { .type = FRAME_RESULT, .result = { 9, 8, 7, 0, "done" } }, f;
+        frame r = { .type = FRAME_RESULT, .result = { 9, 8, 7, 0, "done", { 0 } } }, f;
         frame_decoder *dec = new_decoder();
         uint8_t buf[64];
         int sv[2], n;

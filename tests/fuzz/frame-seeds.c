@@ -50,9 +50,9 @@ int main(int argc, char **argv) {
         static uint8_t stream[4096];
         const frame frames[] = {
                 { .type = FRAME_HELLO, .hello = { FRAME_PROTOCOL_VERSION, "worker-1@host" } },
-                { .type = FRAME_ASSIGN, .assign = { 1, 42, 1, job, sizeof(job) - 1 } },
-                { .type = FRAME_RESULT, .result = { 1, 42, 1, 0, "ok" } },
-                { .type = FRAME_RESULT, .result = { 1, 43, 2, -74, "checksum mismatch" } },
+                { .type = FRAME_ASSIGN, .assign = { 1, 42, 1, job, sizeof(job) - 1, { 0 } } },
+                { .type = FRAME_RESULT, .result = { 1, 42, 1, 0, "ok", { 0 } } },
+                { .type = FRAME_RESULT, .result = { 1, 43, 2, -74, "checksum mismatch", { 0 } } },
                 { .type = FRAME_HEARTBEAT },
                 { .type = FRAME_HEARTBEAT, .heartbeat = { true, 7 } },
         };
