@@ -68,7 +68,7 @@ stage_tsan() {
 stage_fuzz() {
   local build=$root/build/test-fuzz targets seconds
   configure_and_build "$build" -DCMAKE_C_COMPILER=clang -DSDLIVE_BUILD_FUZZ=ON || return 1
-  targets=$(cd "$build" && ctest -N -L '^fuzz$' | sed -n 's/^Total Tests: //p')
+  targets=$(cd "$build" && ctest -N -L '^fuzz$' -FA '.*' | sed -n 's/^Total Tests: //p')
   seconds=$(fuzz_seconds_per_target "${SDLIVE_FUZZ_BUDGET:-120}" "${targets:-0}") || return 1
   echo "sdlive: fuzz: $targets targets x $seconds s"
   configure_and_build "$build" -DSDLIVE_FUZZ_SECONDS="$seconds" || return 1
