@@ -23,25 +23,6 @@
 # the test fails: proof that it sees what it says is absent.
 source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
 
-# Managers started from the same cgroup share their units' cgroups (with a
-# legacy or hybrid hierarchy, /app.slice/sdlive-acceptor.service): a second
-# harness running at the same time (another build tree) would have its
-# manager kill this test's acceptors and the other way round. A cgroup of
-# this run's own, made before the manager starts, keeps them apart; the
-# empty ones of finished runs are removed here.
-isolate_cgroup() {
-  local hierarchy old
-  for hierarchy in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified; do
-    [[ -w $hierarchy/cgroup.procs ]] || continue
-    for old in "$hierarchy"/sdlive-e2e-acceptor-*; do
-      [[ -d $old ]] && find "$old" -depth -type d -exec rmdir {} + 2>/dev/null
-    done
-    mkdir -p "$hierarchy/sdlive-e2e-acceptor-$$" &&
-      echo $$ >"$hierarchy/sdlive-e2e-acceptor-$$/cgroup.procs" ||
-      harness_log "cannot isolate this run in a cgroup of its own under $hierarchy"
-  done
-}
-[[ -n ${SDLIVE_E2E_NAMESPACE:-} ]] || isolate_cgroup
 harness_start "$@"
 harness_units_install
 

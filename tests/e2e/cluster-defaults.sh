@@ -20,7 +20,6 @@
 # No member but the failed one ever dies.
 #
 #   cluster-defaults.sh sqlite|postgresql
-source "$(dirname -- "${BASH_SOURCE[0]}")/cluster-isolate.sh"
 source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
 backend=${1:-}
 [[ $backend == sqlite || $backend == postgresql ]] || { echo "usage: $0 sqlite|postgresql" >&2; exit 2; }

@@ -18,7 +18,6 @@
 #      Run last: it raises WatchdogSec (a paused process cannot pet).
 #
 #   cluster-failover.sh sqlite|postgresql
-source "$(dirname -- "${BASH_SOURCE[0]}")/cluster-isolate.sh"
 source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
 backend=${1:-}
 [[ $backend == sqlite || $backend == postgresql ]] || { echo "usage: $0 sqlite|postgresql" >&2; exit 2; }

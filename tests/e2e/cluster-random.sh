@@ -10,7 +10,6 @@
 # figure and the seed (SDLIVE_E2E_SEED replays a run).
 #
 #   cluster-random.sh sqlite|postgresql [rounds]
-source "$(dirname -- "${BASH_SOURCE[0]}")/cluster-isolate.sh"
 source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
 backend=${1:-}
 rounds=${2:-24}

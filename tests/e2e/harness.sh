@@ -300,6 +300,31 @@ harness_mount() {
   HARNESS_MOUNTS+=("${@: -1}")
 }
 
+# Managers started from the same cgroup share their units' cgroups (on a
+# legacy or hybrid hierarchy a user manager in /init.scope puts its units in
+# /app.slice/<unit>): a harness running at the same time, another scenario
+# or another build tree's, would have its manager kill this run's units
+# when it stops its own, and the other way round. So every run moves itself,
+# before it starts its manager, into a cgroup of its own, sdlive-e2e-<pid>,
+# on each hierarchy it may write; the empty ones of finished runs are
+# removed. A pure cgroup2 host is left as it is.
+harness_isolate_cgroup() {
+  local hierarchy old try
+  for hierarchy in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified; do
+    [[ -w $hierarchy/cgroup.procs ]] || continue
+    for old in "$hierarchy"/sdlive-e2e-*; do
+      [[ -d $old ]] && find "$old" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    done
+    # Another run's clean-up may remove the directory between the two
+    # steps: try twice.
+    for try in 1 2; do
+      mkdir -p "$hierarchy/sdlive-e2e-$$" 2>/dev/null &&
+        echo $$ >"$hierarchy/sdlive-e2e-$$/cgroup.procs" 2>/dev/null && break
+    done ||
+      harness_log "cannot isolate this run in a cgroup of its own under $hierarchy"
+  done
+}
+
 # harness_start "$@": call first, with the script's arguments.
 harness_start() {
   [[ -n ${SDLIVE_BUILD_DIR:-} && -f ${SDLIVE_BUILD_DIR:-}/CMakeCache.txt ]] ||
@@ -311,6 +336,7 @@ harness_start() {
     command -v systemctl >/dev/null || harness_unavailable "systemctl not found"
     unshare -m --propagation private true 2>/dev/null ||
       harness_unavailable "unshare -m is not permitted here"
+    harness_isolate_cgroup
     # Should whoever runs this die, the run in the namespace gets SIGTERM.
     export SDLIVE_E2E_NAMESPACE=1
     exec setpriv --pdeathsig TERM unshare -m --propagation private -- "$BASH" "$0" "$@"
