@@ -63,6 +63,7 @@ struct session {
         struct inflight inflight[COORDINATOR_WINDOW_MAX];
         unsigned n_inflight;
         struct store_result pending[PENDING_MAX];
+        bool pending_ours[PENDING_MAX]; /* the RESULT's job was in our window */
         unsigned n_pending;
         unsigned useless; /* RESULTs that changed nothing */
         int64_t claim_retry_at_ms; /* 0: claims allowed */
@@ -176,18 +177,23 @@ static int exchange(struct session *s) {
                 s->claim_retry_at_ms = now_ms() + CLAIM_RETRY_MS;
                 return 0;
         }
-        s->n_pending = 0;
+        /* The claims join the window, and the RESULTs stay pending, until
+         * every verdict is taken: however a verdict ends the connection,
+         * finish() requeues both (a refused RESULT's job included). */
+        for (unsigned i = 0; i < q.got; i++) {
+                const struct store_claim *j = &q.claims[i];
+                s->inflight[s->n_inflight++] = (struct inflight) { j->run, j->job, j->attempt };
+        }
         for (size_t i = 0; i < q.n_results; i++) {
                 r = result_done(s, &s->pending[i]);
                 if (r < 0)
                         return r;
         }
+        s->n_pending = 0;
         if (q.want && q.got < q.want)
                 s->idle = true;
         for (unsigned i = 0; i < q.got; i++) {
-                const struct store_claim *j = &q.claims[i];
-                s->inflight[s->n_inflight++] = (struct inflight) { j->run, j->job, j->attempt };
-                r = send_assign(s, j);
+                r = send_assign(s, &q.claims[i]);
                 if (r < 0)
                         return r;
         }
@@ -206,12 +212,14 @@ static bool take_inflight(struct session *s, uint64_t run, uint64_t job, uint32_
 
 static int handle_result(struct session *s, const frame *f) {
         struct store_result *x;
+        bool ours;
 
         if (f->result.job > UINT32_MAX) {
                 snprintf(s->reason, sizeof(s->reason), "RESULT for job %" PRIu64 " out of range", f->result.job);
                 return -EBADMSG;
         }
-        if (!take_inflight(s, f->result.run, f->result.job, f->result.attempt))
+        ours = take_inflight(s, f->result.run, f->result.job, f->result.attempt);
+        if (!ours)
                 log_debug("coordinator: worker %s: late RESULT for %" PRIu64 "/%" PRIu64
                          " attempt %u (not in flight here)", name(s), f->result.run, f->result.job,
                          f->result.attempt);
@@ -224,6 +232,7 @@ static int handle_result(struct session *s, const frame *f) {
                         return -EAGAIN;
                 }
         }
+        s->pending_ours[s->n_pending] = ours;
         x = &s->pending[s->n_pending++];
         *x = (struct store_result) { .run = f->result.run, .job = (uint32_t) f->result.job,
                                      .attempt = f->result.attempt, .outcome = f->result.outcome };
@@ -382,8 +391,9 @@ static void serve(struct session *s) {
 }
 
 /* The connection's last batch: RESULTs still pending are recorded and
- * every job still in flight here (and any whose RESULT could not be
- * recorded) goes back to pending. Fails the coordinator when the store
+ * every job still in flight here (and any of our window whose RESULT
+ * could not be recorded) goes back to pending; a job another connection
+ * holds is never requeued for a RESULT naming it here. Fails the coordinator when the store
  * will not take them (a restart requeues everything). */
 static void finish(struct session *s) {
         struct store_requeue rq[COORDINATOR_WINDOW_MAX + PENDING_MAX];
@@ -395,8 +405,9 @@ static void finish(struct session *s) {
                 rq[q.n_requeues++] = (struct store_requeue) { s->inflight[i].run, s->inflight[i].job,
                                                               s->inflight[i].attempt, false };
         for (unsigned i = 0; i < s->n_pending; i++)
-                rq[q.n_requeues++] = (struct store_requeue) { s->pending[i].run, s->pending[i].job,
-                                                              s->pending[i].attempt, false };
+                if (s->pending_ours[i])
+                        rq[q.n_requeues++] = (struct store_requeue) { s->pending[i].run, s->pending[i].job,
+                                                                      s->pending[i].attempt, false };
         for (int attempt = 0; attempt < REQUEUE_TRIES && (q.n_results || q.n_requeues); attempt++) {
                 r = writer_submit(s->c, &q);
                 if (r >= 0 || r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result))

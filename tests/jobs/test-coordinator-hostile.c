@@ -252,6 +252,47 @@ static void forged_result_refused(void **state) {
         close(thief);
 }
 
+/* Jobs of the run still assigned to `worker`. */
+static unsigned assigned_to(struct fixture *f, const char *worker) {
+        unsigned n = 0;
+
+        for (uint32_t job = 0; job < JOBS; job++) {
+                struct store_job j;
+                assert_int_equal(store_job_read(f->store, f->run, job, &j), 0);
+                n += j.status == STORE_JOB_ASSIGNED && strcmp(j.worker, worker) == 0;
+        }
+        return n;
+}
+
+/* A worker whose RESULT lacks its token is cut off in the very batch that
+ * refills its window: the job it named and the job just claimed for it go
+ * back to pending with the rest of its window, none left assigned to a
+ * connection that is gone. */
+static void refused_result_strands_nothing(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_unix(f);
+        frame_decoder *dec;
+        frame a[4], bad;
+        unsigned left = 0;
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "clumsy");
+        for (int i = 0; i < 4; i++)
+                expect_assign(fd, dec, &a[i]);
+        bad = result_of(&a[0]);
+        bad.result.token[0] ^= 0xff;
+        assert_int_equal(frame_send(fd, &bad, 1000), 0);
+        wait_closed(fd);
+        for (int64_t deadline = now_ms() + 3000; (left = assigned_to(f, "clumsy")) > 0; usleep(20 * 1000))
+                if (now_ms() > deadline)
+                        break;
+        print_message("RESULT without its token: worker cut off, %u job(s) left assigned to it\n", left);
+        assert_int_equal(left, 0);
+        assert_int_equal(status_of(f, a[0].assign.job), STORE_JOB_PENDING);
+        frame_decoder_free(dec);
+        close(fd);
+}
+
 /* REPLAYS copies of a counted RESULT: none writes (no write-log row, no
  * WAL growth) and the peer is cut off. */
 static void replayed_result_writes_nothing(void **state) {
@@ -408,6 +449,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
                 T(forged_result_refused),
+                T(refused_result_strands_nothing),
                 T(replayed_result_writes_nothing),
                 T(flood_costs_no_store_connections),
 #undef T
