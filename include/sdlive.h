@@ -157,8 +157,13 @@ int sdlive_notify_extend_timeout(sdlive *d, uint64_t usec);
  * -EOPNOTSUPP over vsock (no descriptor passing), or a pipe/send error. */
 int sdlive_notify_barrier(sdlive *d, uint64_t timeout_usec);
 
-/* MAINPID=pid: the service's main process is now pid (> 0, else -EINVAL).
- * The manager accepts it only from a process it allows (NotifyAccess=). */
+/* MAINPID=pid: the service's main process is now pid (> 1, else -EINVAL:
+ * the manager refuses PID 1). The manager accepts it only from a process it
+ * allows (NotifyAccess=), and under NotifyAccess=main then takes messages,
+ * keepalives included, only from pid. This handle does not follow: in pid,
+ * a forked copy speaks for nobody (see Fork above); create a handle there,
+ * and, as WATCHDOG_PID still names the old process, arm its watchdog with
+ * sdlive_watchdog_set_timeout(). */
 int sdlive_notify_mainpid(sdlive *d, pid_t pid);
 
 /* EXIT_STATUS=status (0..255, else -EINVAL): the exit status the manager

@@ -24,7 +24,9 @@ static int send_formatted(sdlive *d, const char *key, const char *value) {
 SDLIVE_EXPORT int sdlive_notify_mainpid(sdlive *d, pid_t pid) {
         char value[24];
 
-        if (pid <= 0)
+        /* PID 1 is the manager (or init): the manager refuses it as a main
+         * process. */
+        if (pid <= 1)
                 return -EINVAL;
         (void) snprintf(value, sizeof(value), "%ld", (long) pid);
         return send_formatted(d, "MAINPID", value);

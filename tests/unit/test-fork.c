@@ -159,11 +159,58 @@ static void test_child_leaves_parent_timer_and_sleepers(void **state) {
         assert_int_equal(harness_drain(&f->m), 0);
 }
 
+/* Handing the service to a child (MAINPID=): under NotifyAccess=main the
+ * manager then takes messages only from the child, whose copy of the handle
+ * speaks for nobody. The child makes a handle of its own; WATCHDOG_PID still
+ * names the parent, so that handle starts unarmed, and
+ * sdlive_watchdog_set_timeout() arms it. MAINPID=1 (the manager) is refused
+ * by the manager, so here too. */
+static void test_mainpid_handoff(void **state) {
+        harness_fixture *f = *state;
+        char pid_env[24];
+        int status;
+        pid_t pid;
+
+        harness_env_watchdog(60 * SEC);
+        (void) snprintf(pid_env, sizeof(pid_env), "%ld", (long) getpid());
+        setenv("WATCHDOG_PID", pid_env, 1);
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        assert_int_equal(sdlive_notify_mainpid(f->d, 1), -EINVAL);
+        assert_true(sdlive_pet_watchdog(f->d) > 0);
+        (void) harness_drain(&f->m);
+
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                sdlive *own = NULL;
+                uint64_t usec = 0;
+                int bad = 0;
+
+                sdlive_free(f->d);
+                bad += sdlive_new(&own, NULL) != 0;
+                bad += sdlive_supervised(own) <= 0;
+                bad += sdlive_watchdog_enabled(own, &usec) != 0;
+                bad += sdlive_watchdog_set_timeout(own, 60 * SEC) <= 0;
+                bad += sdlive_watchdog_enabled(own, &usec) <= 0 || usec != 60 * SEC;
+                bad += sdlive_pet_interval(own) != 10 * SEC;
+                bad += sdlive_notify_ready(own) <= 0;
+                sdlive_free(own);
+                _exit(bad);
+        }
+        assert_true(sdlive_notify_mainpid(f->d, pid) > 0);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        /* MAINPID=, then the child's WATCHDOG_USEC= and READY=1. */
+        assert_int_equal(harness_drain(&f->m), 3);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 HARNESS_TEST(test_forked_child_is_unsupervised),
                 HARNESS_TEST(test_child_of_unsupervised_parent),
                 HARNESS_TEST(test_child_leaves_parent_timer_and_sleepers),
+                HARNESS_TEST(test_mainpid_handoff),
         };
 
         return cmocka_run_group_tests_name("fork", tests, NULL, NULL);

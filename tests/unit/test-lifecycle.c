@@ -261,7 +261,7 @@ static void test_null_everywhere(void **state) {
         assert_int_equal(sdlive_notify_fdstore_remove(NULL, "x"), 0);
         assert_int_equal(sdlive_notify_fdstore_remove(NULL, NULL), -EINVAL);
         assert_int_equal(sdlive_notify_barrier(NULL, SEC), 0);
-        assert_int_equal(sdlive_notify_mainpid(NULL, 1), 0);
+        assert_int_equal(sdlive_notify_mainpid(NULL, 2), 0);
         assert_int_equal(sdlive_notify_mainpid(NULL, 0), -EINVAL);
         assert_int_equal(sdlive_notify_exit_status(NULL, 1), 0);
         assert_int_equal(sdlive_notify_exit_status(NULL, 256), -EINVAL);

@@ -110,7 +110,7 @@ static void test_field_validation(void **state) {
         unsetenv("NOTIFY_SOCKET");
         f->d = sdlive_free(f->d);
         assert_int_equal(sdlive_new(&f->d, NULL), 0);
-        assert_int_equal(sdlive_notify_mainpid(f->d, 1), 0);
+        assert_int_equal(sdlive_notify_mainpid(f->d, 2), 0);
         assert_int_equal(sdlive_notify_exit_status(f->d, 3), 0);
         assert_int_equal(sdlive_notify_bus_error(f->d, "a.b"), 0);
         assert_int_equal(sdlive_notify_access(f->d, SDLIVE_NOTIFY_ACCESS_ALL), 0);
