@@ -115,7 +115,7 @@ static char *socket_path_to_bind(const char *option) {
 
 /* The path a passed listening socket is bound to, for the logs. malloc()ed. */
 static char *socket_path_of(int fd) {
-        struct sockaddr_un sa;
+        struct sockaddr_un sa = { 0 };
         socklen_t len = sizeof(sa);
 
         if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0 || sa.sun_family != AF_UNIX ||

@@ -149,8 +149,18 @@ static void enter_directory(pass *p, int dir_fd, const char *name, const struct 
                         close(fd);
                 return;
         }
+        /* dir is not leaked: the stack owns it, leave_directory() or
+         * pass_run()'s unwinding closes it; gcc's analyser loses it in the
+         * heap-allocated stack. */
+#ifndef __clang__
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
         frame *f = &p->stack[p->depth++];
         *f = (frame) { .dir = dir };
+#ifndef __clang__
+#pragma GCC diagnostic pop
+#endif
         strcpy(f->name, name);
 }
 

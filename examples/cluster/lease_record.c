@@ -159,7 +159,7 @@ out:
 }
 
 int lease_record_remove(const char *path, uint64_t generation) {
-        struct lease_record r;
+        struct lease_record r = { 0 };
         int ret = lease_record_read(path, &r);
 
         if (ret == -ENOENT)

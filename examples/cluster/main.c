@@ -337,8 +337,8 @@ static void resolve_defaults(cluster_options *o) {
         char host[256] = "", *url, *state_dir;
         const char *env = getenv("SDLIVE_NODE");
 
-        if (!o->store_url && getenv("SDLIVE_STORE") && getenv("SDLIVE_STORE")[0])
-                o->store_url = cli_path("$SDLIVE_STORE", getenv("SDLIVE_STORE"));
+        if (!o->store_url && (url = getenv("SDLIVE_STORE")) && url[0])
+                o->store_url = cli_path("$SDLIVE_STORE", url);
         if (!o->store_url) {
                 state_dir = cli_systemd_dir("STATE_DIRECTORY");
                 if (!state_dir)

@@ -248,7 +248,7 @@ static int handle_frame(struct session *s, const frame *f) {
                 }
                 if (f->hello.protocol != FRAME_PROTOCOL_VERSION) {
                         snprintf(s->reason, sizeof(s->reason), "job protocol %u, we serve %u",
-                                 f->hello.protocol, FRAME_PROTOCOL_VERSION);
+                                 f->hello.protocol, (unsigned) FRAME_PROTOCOL_VERSION);
                         return -EPROTONOSUPPORT;
                 }
                 /* Over TLS the name is the one the certificate proves. */

@@ -129,13 +129,13 @@ static bool apply(struct coordinator *c, struct batch_space *sp, struct job_requ
                         b.userdata = c;
                 }
                 for (struct job_request *q = list; q; q = q->next) {
-                        if (q->n_results)
+                        if (q->n_results && b.results)
                                 memcpy(b.results + b.n_results, q->results, q->n_results * sizeof(*q->results));
                         b.n_results += q->n_results;
-                        if (q->n_requeues)
+                        if (q->n_requeues && b.requeues)
                                 memcpy(b.requeues + b.n_requeues, q->requeues, q->n_requeues * sizeof(*q->requeues));
                         b.n_requeues += q->n_requeues;
-                        if (q->want)
+                        if (q->want && b.claims)
                                 b.claims[b.n_claims++] = (struct store_claim_request) {
                                         .worker = q->worker, .out = q->claims, .want = q->want };
                 }

@@ -384,7 +384,7 @@ int store_run_fill(struct store *s, const struct store_fence *f, uint64_t run, u
 }
 
 int store_run_create(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run) {
-        uint64_t run;
+        uint64_t run = 0;
         int r;
 
         r = store_run_begin(s, f, total, &run);

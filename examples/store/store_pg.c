@@ -349,7 +349,7 @@ static int fence_commit(struct store_pg *p, const struct store_fence *f, const c
 
 static int fenced_exec(struct store_pg *p, const struct store_fence *f, const char *what,
                        const char *sql, const char *types, ...) {
-        PGresult *res;
+        PGresult *res = NULL;
         va_list ap;
         int r, changed;
 

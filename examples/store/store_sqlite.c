@@ -276,7 +276,7 @@ static int fence_commit(struct store_sqlite *q, const struct store_fence *f, con
 /* One fenced statement: returns the rows it changed. */
 static int fenced_exec(struct store_sqlite *q, const struct store_fence *f, const char *what,
                        const char *sql, const char *types, ...) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         va_list ap;
         int r, changed;
 
