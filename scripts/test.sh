@@ -4,7 +4,9 @@
 #            daemon tests, then the end-to-end suite under a real systemd manager;
 #   asan     ASan+UBSan: every test but the end-to-end suite;
 #   tsan     TSan: the thread tests;
-#   fuzz     every libFuzzer target (clang) within one time budget.
+#   fuzz     every libFuzzer target (clang) within one time budget;
+#   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/ and examples/
+#            (scripts/analysis.sh; clang-tidy's check set is .clang-tidy).
 # Long stages, run only when named (CI names them, .ci/run):
 #   e2e-defaults  cluster failover at the shipped defaults, both stores
 #                 (ctest label e2e-defaults, about 2 minutes).
@@ -31,7 +33,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh" || exit 1
 
 jobs=$(nproc)
-all_stages=(default asan tsan fuzz)
+all_stages=(default asan tsan fuzz analysis)
 long_stages=(e2e-defaults)
 
 configure_and_build() {
@@ -73,6 +75,16 @@ stage_fuzz() {
   echo "sdlive: fuzz: $targets targets x $seconds s"
   configure_and_build "$build" -DSDLIVE_FUZZ_SECONDS="$seconds" || return 1
   run_ctest "$build" -L '^fuzz$'
+}
+
+stage_analysis() {
+  local build=$root/build/test-analysis
+  # Configured only: its compile_commands.json lists src/ and examples/.
+  cmake -S "$root" -B "$build" -DSDLIVE_WERROR=ON -DBUILD_TESTING=OFF >/dev/null ||
+    { echo "sdlive: configuring $build failed" >&2; return 1; }
+  run_check cppcheck "$root/scripts/analysis.sh" "$build" cppcheck
+  run_check gcc-analyzer "$root/scripts/analysis.sh" "$build" gcc-analyzer
+  run_check clang-tidy "$root/scripts/analysis.sh" "$build" clang-tidy
 }
 
 stages=()
