@@ -3,6 +3,8 @@
 # that a file escaping the prefix cannot reach the machine) and checks that
 #   - every file the install manifest lists, and every file under DESTDIR,
 #     is inside the prefix;
+#   - installing runs no systemctl (a stand-in first in PATH records any
+#     call; no install script names it outside a comment);
 #   - the units' ExecStart= name the installed daemons;
 #   - each installed daemon runs (--version) without LD_LIBRARY_PATH;
 #   - a consumer built against the installed tree, installed into the same
@@ -19,8 +21,17 @@ unset LD_LIBRARY_PATH NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 
-DESTDIR=$root cmake --install "$build" --prefix "$prefix" >"$work/install.log" ||
+mkdir "$work/bin"
+printf '#!/bin/sh\necho "systemctl $*" >>"%s"\n' "$work/systemctl.calls" >"$work/bin/systemctl"
+chmod +x "$work/bin/systemctl"
+DESTDIR=$root PATH=$work/bin:$PATH cmake --install "$build" --prefix "$prefix" >"$work/install.log" ||
         { cat "$work/install.log"; exit 1; }
+
+echo "== no systemctl at install time"
+[ ! -e "$work/systemctl.calls" ] || fail "cmake --install ran: $(cat "$work/systemctl.calls")"
+named=$(find "$build" -name '*.cmake' ! -path '*/CMakeFiles/*' ! -path "$build/tests/*" \
+        -exec grep -l '^[^#]*systemctl' {} + || true)
+[ -z "$named" ] || fail "install scripts name systemctl: $named"
 
 echo "== every installed file inside $prefix"
 manifest=$build/install_manifest.txt
