@@ -2,7 +2,9 @@
 # Builds the Debian packages (scripts/debs.sh) in a temporary build tree and
 # checks them:
 #   - libsdlive0, libsdlive-dev and sdlive-daemons, with their Depends:
-#     (shlibdeps for the binaries, libsdlive0's shlibs file for the daemons);
+#     (shlibdeps for the binaries, libsdlive0's shlibs file for the daemons),
+#     each package with binaries depending on exactly the packages that own
+#     the libraries its binaries load (NEEDED): nothing missing, nothing typed;
 #   - every file a /usr install writes is in exactly one package;
 #   - installed with dpkg into a throwaway root (dpkg --root --unpack: the
 #     machine's own package database is not touched), the packaged daemons
@@ -46,6 +48,31 @@ dpkg-deb -e "$work/build"/libsdlive0_*.deb "$work/control"
 grep -qx "libsdlive 0 libsdlive0 (>= $upstream)" "$work/control/shlibs" ||
         fail "libsdlive0's shlibs: $(cat "$work/control/shlibs" 2>&1)"
 grep -qx 'activate-noawait ldconfig' "$work/control/triggers" || fail "libsdlive0 has no ldconfig trigger"
+
+# owner SONAME: the package that holds the library, libsdlive0 for ours.
+owner() {
+        case $1 in libsdlive.so.*) echo libsdlive0; return ;; esac
+        path=$(ldconfig -p | awk -v s="$1" '$1 == s { print $NF; exit }')
+        [ -n "$path" ] || return 0
+        for q in "$path" "/usr$path" "${path#/usr}" "$(readlink -f "$path")"; do
+                dpkg-query -S "$q" 2>/dev/null | sed -n '1s/:.*//p'
+        done | head -n 1
+}
+for p in libsdlive0 sdlive-daemons; do
+        mkdir -p "$work/x/$p"
+        dpkg-deb -x "$work/build/$p"_*.deb "$work/x/$p"
+        needed=$(find "$work/x/$p" -type f -exec sh -c \
+                'readelf -h "$1" >/dev/null 2>&1 && readelf -d "$1" | sed -n "s/.*(NEEDED).*\[\(.*\)\]/\1/p"' _ {} \; | sort -u)
+        want=$(for so in $needed; do
+                o=$(owner "$so"); echo "${o:-(no package owns $so)}"
+        done | sort -u)
+        have=$(field "$p" Depends | tr ',' '\n' | sed 's/^ *//; s/[ (].*//' | sort -u)
+        if [ "$want" = "$have" ]; then
+                echo "$p: Depends: names exactly the owners of $(echo $needed | wc -w) NEEDED libraries: $(echo $have)"
+        else
+                fail "$p: Depends: $(echo $have), but its binaries load libraries of: $(echo $want)"
+        fi
+done
 
 echo "== every installed file in exactly one package"
 DESTDIR=$work/stage cmake --install "$work/build" >/dev/null
