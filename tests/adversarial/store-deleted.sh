@@ -2,13 +2,15 @@
 # The store deleted or replaced under a running SQLite leader, then another
 # member started (an unlucky operator, or a hostile user who can write the
 # store's directory):
-#   1. deleted: the leader steps down within one renew interval (lease/3);
+#   1. deleted: the leader (with nothing to write, so its lease refresh is
+#      what notices) steps down within one renew interval (lease/3);
 #      a member started meanwhile refuses to create an empty store beside
 #      the remaining write-ahead log; once the operator removes it, a new
 #      store (a new identity) gets exactly one leader, and no write of the
 #      old term lands in it;
-#   2. replaced by a copy (same identity, another file): the leader steps
-#      down within one renew interval, then exactly one leader, overlaps 0.
+#   2. replaced by a copy (same identity, another file): the leader (busy
+#      with fenced maintenance writes) steps down within one renew
+#      interval, then exactly one leader, overlaps 0.
 # Never two leaders at once: whenever a member is elected, every other has
 # logged its step-down.
 #
@@ -84,7 +86,7 @@ steps_down() {
 }
 
 # 1. Deleted.
-start a --seed-inventory 20000
+start a
 wait_for 5000 "a leads" holder_is a
 sleep 1
 before=$(losses a)
