@@ -8,8 +8,8 @@
 #   - every file a /usr install writes is in exactly one package;
 #   - installed with dpkg into a throwaway root (dpkg --root --unpack: the
 #     machine's own package database is not touched), the packaged daemons
-#     run, and a consumer builds against that root through pkg-config and
-#     find_package(sdlive) and runs;
+#     run, the packaged units' ExecStart= name them, and a consumer builds
+#     against that root through pkg-config and find_package(sdlive) and runs;
 #   - lintian reports nothing beyond the residue listed in lintian-residue.
 #   deb.sh <source dir> <consumer source dir> <cc>
 set -eu
@@ -101,6 +101,18 @@ for bin in "$root"/usr/bin/sdlive-*; do
         [ -z "$(readelf -d "$bin" | grep -E 'RUNPATH|RPATH')" ] || fail "$bin has a RUNPATH"
         LD_LIBRARY_PATH=$libdir "$bin" --version || fail "$bin --version"
 done
+units=0
+for unit in "$root"/lib/systemd/system/sdlive-*.service; do
+        [ -e "$unit" ] || break
+        units=$((units + 1))
+        exec=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
+        case $exec in
+        /usr/bin/sdlive-*) [ -x "$root$exec" ] || fail "$(basename "$unit"): ExecStart=$exec is not in the packages" ;;
+        *) fail "$(basename "$unit"): ExecStart=$exec is not a packaged daemon" ;;
+        esac
+done
+[ "$units" -gt 0 ] || fail "no unit in /lib/systemd/system of the packages"
+echo "$units units, each ExecStart= a packaged daemon"
 PKG_CONFIG_PATH=$libdir/pkgconfig
 export PKG_CONFIG_PATH
 flags=$(pkg-config --cflags --libs sdlive)
