@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "log.h"
@@ -54,6 +55,17 @@ int adapter_start(adapter *a, int argc, char **argv, const char *loop_name, cons
                 return r;
         fault_switch_init(&a->wedge, "event loop", NULL, "SDLIVE_WEDGE_FILE");
         fault_switch_init(&a->hang, "worker thread", NULL, "SDLIVE_HANG_EXECUTOR_FILE");
+        return 0;
+}
+
+int adapter_worker_register(adapter *a, sdlive_progress **ret) {
+        int r = sdlive_progress_register(a->sd, "worker", ADAPTER_WORKER_MAX_SILENCE_USEC, ret);
+
+        if (r < 0) {
+                log_error("sdlive_progress_register: %s", strerror(-r));
+                return r;
+        }
+        sdlive_progress_park(*ret);
         return 0;
 }
 

@@ -38,6 +38,10 @@ typedef struct adapter {
  * returns 0, or -errno (logged) when the handle cannot be created. */
 int adapter_start(adapter *a, int argc, char **argv, const char *loop_name, const char *worker_text);
 
+/* Registers the worker thread as the progress loop "worker", parked until
+ * its first job. 0, or -errno (logged). */
+int adapter_worker_register(adapter *a, sdlive_progress **ret);
+
 /* One job of a worker thread: a few hundred small steps (a checksum, the
  * result), beating p after each, then parking p: the thread goes back to
  * waiting for the loop to hand it the next job. Checks the hang switch

@@ -92,17 +92,13 @@ int main(int argc, char **argv) {
         daemon_state s = { 0 };
         guint sources[4] = { 0 };
         GError *error = NULL;
-        int fd, r, status = EXIT_FAILURE;
+        int fd, status = EXIT_FAILURE;
 
         if (adapter_start(&s.a, argc, argv, "GLib",
                           " Jobs run on a GThreadPool, watched as a progress loop.") < 0)
                 return EXIT_FAILURE;
-        r = sdlive_progress_register(s.a.sd, "worker", ADAPTER_WORKER_MAX_SILENCE_USEC, &s.worker);
-        if (r < 0) {
-                log_error("sdlive_progress_register: %s", strerror(-r));
+        if (adapter_worker_register(&s.a, &s.worker) < 0)
                 goto out;
-        }
-        sdlive_progress_park(s.worker);
 
         s.pool = g_thread_pool_new(run_job, &s, 1, TRUE, &error);
         if (!s.pool) {

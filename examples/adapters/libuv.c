@@ -159,12 +159,8 @@ int main(int argc, char **argv) {
         if (adapter_start(&s.a, argc, argv, "libuv",
                           " Jobs run on libuv's thread pool, watched as a progress loop.") < 0)
                 return EXIT_FAILURE;
-        r = sdlive_progress_register(s.a.sd, "worker", ADAPTER_WORKER_MAX_SILENCE_USEC, &s.worker);
-        if (r < 0) {
-                log_error("sdlive_progress_register: %s", strerror(-r));
+        if (adapter_worker_register(&s.a, &s.worker) < 0)
                 goto out;
-        }
-        sdlive_progress_park(s.worker);
 
         s.loop = uv_default_loop();
         r = start(&s);
