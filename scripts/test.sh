@@ -30,7 +30,12 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/test-lib.sh"
-bash "$root/scripts/deps.sh" || exit 1
+if ! bash "$root/scripts/deps.sh"; then
+  echo "sdlive: installing the packages the suite needs failed" >&2
+  failed=1 status=1
+  report
+  exit $status
+fi
 
 jobs=$(nproc)
 all_stages=(default asan tsan fuzz analysis)
