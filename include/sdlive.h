@@ -375,6 +375,8 @@ typedef struct sdlive_peer sdlive_peer;
  * each other. Returns 0, -EINVAL (NULL d or ret) or -ENOMEM. */
 int sdlive_peer_new(sdlive *d, uint64_t timeout_usec, uint64_t heartbeat_usec,
                     sdlive_peer **ret);
+
+/* Releases the peer state. Accepts NULL; returns NULL. */
 sdlive_peer *sdlive_peer_free(sdlive_peer *p);
 
 /* A frame arrived from the peer: restarts the inactivity window. Only
