@@ -29,7 +29,9 @@
  * process (a forked child using its copy) it is unsupervised and unarmed:
  * sdlive_supervised() and sdlive_watchdog_enabled() return 0, pets and
  * notifications return 0 and send nothing, and sdlive_request_stop() stops
- * only that process's own waits. The check runs where a message would go
+ * only that process's own waits. The descriptors it shares with the parent
+ * (the sdlive_watchdog_fd() timer, the eventfds that wake sleepers) are
+ * left alone: nothing the child does re-arms or wakes the parent's. The check runs where a message would go
  * out (a pet only when due), so a not-due pet costs what it always did.
  * Free the copy in the child, or create a new handle there if the child
  * must speak for the service (it then needs NotifyAccess=all).
