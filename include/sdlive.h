@@ -309,7 +309,8 @@ enum {
 int sdlive_idle(sdlive *d, uint64_t usec);
 
 /* As sdlive_idle(), but also returns SDLIVE_WAKE_FD as soon as fd polls
- * ready for events (POLLIN, POLLOUT, ...; POLLHUP/POLLERR count as ready). */
+ * ready for events (POLLIN, POLLOUT, ...; POLLHUP/POLLERR count as ready).
+ * -EINVAL for fd < 0, -EBADF when fd is not open. */
 int sdlive_wait_fd(sdlive *d, int fd, short events, uint64_t usec);
 
 /* Requests a stop: wakes every sdlive_idle()/sdlive_wait_fd() now and later.

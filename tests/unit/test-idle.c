@@ -128,6 +128,9 @@ static void test_wait_fd_hangup_and_ready(void **state) {
         close(p[1]);
         assert_int_equal(sdlive_wait_fd(f->d, p[0], POLLIN, 60 * SEC), SDLIVE_WAKE_FD);
         close(p[0]);
+        /* A descriptor that is not open is an error, not "ready". */
+        assert_int_equal(sdlive_wait_fd(f->d, p[0], POLLIN, 60 * SEC), -EBADF);
+        assert_int_equal(sdlive_wait_fd(f->d, -1, POLLIN, 60 * SEC), -EINVAL);
 }
 
 /* Nothing ready: a full timeout, petting on schedule meanwhile. */
