@@ -315,7 +315,9 @@ int sdlive_wait_fd(sdlive *d, int fd, short events, uint64_t usec);
 
 /* Requests a stop: wakes every sdlive_idle()/sdlive_wait_fd() now and later.
  * In a forked child, only that process's own waits (they see the request
- * when they next wake; the parent is not stopped). Async-signal-safe.
+ * when they next wake; the parent is not stopped). A stop requested in the
+ * parent also ends the waits of a child using its copy (they return
+ * SDLIVE_WAKE_STOP; the child's sdlive_stopping() stays 0). Async-signal-safe.
  * Returns 0. */
 int sdlive_request_stop(sdlive *d);
 

@@ -205,12 +205,35 @@ static void test_mainpid_handoff(void **state) {
         assert_int_equal(harness_drain(&f->m), 3);
 }
 
+/* The stop eventfd is shared: a stop the parent requests also ends the
+ * waits of a child sleeping on its copy (the service is stopping), while
+ * the child's own sdlive_stopping() stays 0. */
+static void test_parent_stop_ends_child_waits(void **state) {
+        harness_fixture *f = *state;
+        int status;
+        pid_t pid;
+
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int r = sdlive_idle(f->d, 30 * SEC);
+                _exit(r == SDLIVE_WAKE_STOP && sdlive_stopping(f->d) == 0 ? 0 : 1);
+        }
+        (void) usleep(20000);
+        assert_int_equal(sdlive_request_stop(f->d), 0);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 HARNESS_TEST(test_forked_child_is_unsupervised),
                 HARNESS_TEST(test_child_of_unsupervised_parent),
                 HARNESS_TEST(test_child_leaves_parent_timer_and_sleepers),
                 HARNESS_TEST(test_mainpid_handoff),
+                HARNESS_TEST(test_parent_stop_ends_child_waits),
         };
 
         return cmocka_run_group_tests_name("fork", tests, NULL, NULL);
