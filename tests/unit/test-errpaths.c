@@ -301,6 +301,51 @@ static void test_allocation_and_format_failures(void **state) {
         assert_int_equal(harness_drain(&f->m), 1);
 }
 
+/* Refusals and malformed text on public calls: each answer checked. */
+static void test_refusals_and_malformed_text(void **state) {
+        harness_fixture *f = *state;
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+        static char invalid[SDLIVE_NOTIFY_MAX + 16];
+        char msg[HARNESS_DGRAM_MAX];
+        uint64_t usec = 0;
+
+        o.pet_interval_usec = 10 * SEC;
+        harness_env_watchdog(60 * SEC);
+        assert_int_equal(sdlive_new(&f->d, &o), 0);
+        assert_int_equal(sdlive_supervised(NULL), 0);
+        assert_int_equal(sdlive_watchdog_enabled(f->d, NULL), 1);
+        assert_int_equal(sdlive_watchdog_enabled(f->d, &usec), 1);
+        assert_int_equal(usec, 60 * SEC);
+        /* A timeout at or below the pet interval the caller fixed. */
+        assert_int_equal(sdlive_watchdog_set_timeout(f->d, 10 * SEC), -ERANGE);
+        assert_int_equal(sdlive_notify_extend_timeout(f->d, 0), -EINVAL);
+        assert_int_equal(sdlive_wait_fd(f->d, -1, POLLIN, SEC), -EINVAL);
+        assert_int_equal(harness_drain(&f->m), 0);
+
+        /* D-Bus error names: digits, '_' and capitals inside an element. */
+        assert_int_equal(sdlive_notify_bus_error(f->d, "org.Ex_1.Fail2"), 1);
+        assert_int_equal(sdlive_notify_bus_error(f->d, "org.ex-1.Fail"), -EINVAL);
+        assert_int_equal(harness_drain(&f->m), 1);
+
+        /* Invalid UTF-8 becomes '?': a bad continuation byte, overlong
+         * 3- and 4-byte forms, a value past U+10FFFF. */
+        assert_int_equal(sdlive_notify_status(f->d, "a\xe2\x28\xa1" "b\xe0\x80\x80" "c\xf0\x80\x80\x80"
+                                                    "d\xf4\x90\x80\x80" "e"), 1);
+        assert_true(harness_recv(&f->m, msg, sizeof(msg)) > 0);
+        assert_string_equal(msg, "STATUS=a?(?b???c????d????e");
+        /* A line of invalid bytes is cut where the message is full. */
+        memset(invalid, 0xff, sizeof(invalid) - 1);
+        assert_int_equal(sdlive_notify_status(f->d, "%s", invalid), 1);
+        assert_int_equal(harness_recv(&f->m, msg, sizeof(msg)), SDLIVE_NOTIFY_MAX);
+        assert_int_equal(strspn(msg + 7, "?"), SDLIVE_NOTIFY_MAX - 7);
+
+        /* The manager's socket is gone: the send's error reaches the caller. */
+        f->d = sdlive_free(f->d);
+        setenv("NOTIFY_SOCKET", "/nonexistent/sdlive-notify", 1);
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        assert_true(sdlive_watchdog_set_timeout(f->d, 30 * SEC) < 0);
+}
+
 /* The clock hook's NULL handle: no override, the real clock. */
 static void test_clock_null_handle(void **state) {
         uint64_t before = sdlive_clock_monotonic_usec();
@@ -316,6 +361,7 @@ int main(void) {
                 HARNESS_TEST(test_signal_install_failures),
                 HARNESS_TEST(test_idle_wait_failures),
                 HARNESS_TEST(test_allocation_and_format_failures),
+                HARNESS_TEST(test_refusals_and_malformed_text),
                 cmocka_unit_test(test_clock_null_handle),
         };
 
