@@ -46,6 +46,75 @@ static void without_leading_zeros(const char *s, char *out, size_t size) {
         out[o] = '\0';
 }
 
+/* The vsock prefixes and the socket type each fixes (0: the sender's
+ * choice), and the names of the special CIDs, as systemd reads them. */
+static const struct {
+        const char *prefix;
+        int type;
+} vsock_prefixes[] = {
+        { "vsock:", 0 },
+        { "vsock-stream:", SOCK_STREAM },
+        { "vsock-seqpacket:", SOCK_SEQPACKET },
+        { "vsock-dgram:", SOCK_DGRAM },
+};
+
+static const struct {
+        const char *name;
+        uint32_t cid;
+} cid_names[] = {
+        { "hypervisor", VMADDR_CID_HYPERVISOR },
+        { "local", VMADDR_CID_LOCAL },
+        { "host", VMADDR_CID_HOST },
+};
+
+/* An accepted vsock address: one of the prefixes, with its socket type,
+ * and "CID:PORT" that reads back as the numbers parsed (a CID may be a
+ * name; numbers may have leading zeros). */
+static void check_vsock(const char *env, const sdlive_notify_address *a) {
+        const char *spec = NULL;
+        char back[64], *canon;
+        int type = -1;
+
+        for (size_t i = 0; i < sizeof(vsock_prefixes) / sizeof(vsock_prefixes[0]); i++) {
+                size_t n = strlen(vsock_prefixes[i].prefix);
+                if (strncmp(env, vsock_prefixes[i].prefix, n) == 0) {
+                        spec = env + n;
+                        type = vsock_prefixes[i].type;
+                        break;
+                }
+        }
+        CHECK(spec);
+        CHECK(a->vsock_type == type);
+        CHECK(a->len == sizeof(a->vm));
+        for (size_t i = 0; i < sizeof(cid_names) / sizeof(cid_names[0]); i++) {
+                size_t n = strlen(cid_names[i].name);
+                if (strncmp(spec, cid_names[i].name, n) == 0 && spec[n] == ':') {
+                        CHECK(a->vm.svm_cid == cid_names[i].cid);
+                        snprintf(back, sizeof(back), ":%" PRIu32, a->vm.svm_port);
+                        canon = malloc(strlen(spec + n) + 1);
+                        CHECK(canon);
+                        without_leading_zeros(spec + n, canon, strlen(spec + n) + 1);
+                        CHECK(strcmp(back, canon) == 0);
+                        free(canon);
+                        return;
+                }
+        }
+        /* Behind a ':', without_leading_zeros() sees the CID as a number. */
+        {
+                size_t n = strlen(spec) + 2;
+                char *colon_spec = malloc(n);
+
+                canon = malloc(n);
+                CHECK(colon_spec && canon);
+                snprintf(colon_spec, n, ":%s", spec);
+                without_leading_zeros(colon_spec, canon, n);
+                free(colon_spec);
+        }
+        snprintf(back, sizeof(back), ":%" PRIu32 ":%" PRIu32, a->vm.svm_cid, a->vm.svm_port);
+        CHECK(strcmp(back, canon) == 0);
+        free(canon);
+}
+
 static void check_address(const char *env) {
         sdlive_notify_address a;
         int r = sdlive_notify_parse_address(env, &a);
@@ -57,16 +126,7 @@ static void check_address(const char *env) {
                 return;
         }
         if (a.sa.sa_family == AF_VSOCK) {
-                char back[64], *canon = malloc(strlen(env) + 1);
-
-                CHECK(strncmp(env, "vsock:", 6) == 0);
-                CHECK(a.len == sizeof(a.vm));
-                snprintf(back, sizeof(back), "vsock:%" PRIu32 ":%" PRIu32, a.vm.svm_cid,
-                         a.vm.svm_port);
-                CHECK(canon);
-                without_leading_zeros(env, canon, strlen(env) + 1);
-                CHECK(strcmp(back, canon) == 0);
-                free(canon);
+                check_vsock(env, &a);
                 return;
         }
         CHECK(a.sa.sa_family == AF_UNIX);
