@@ -18,14 +18,15 @@ gcovr -r "$root" --object-directory "$build" -j"$(nproc)" \
   --json-summary "$summary" "$build" >/dev/null 2>"$build/gcovr.err" ||
   { cat "$build/gcovr.err" >&2; exit 1; }
 
-# One row per part: the files of src/, of examples/NAME/, summed.
+# One row per part: the files of src/, of examples/lib/NAME/ or of
+# examples/NAME/, summed.
 perl -MJSON::PP -e '
   my ($file, $min_l, $min_b) = @ARGV;
   open my $fh, "<", $file or die "$file: $!\n";
   my $d = decode_json(do { local $/; <$fh> });
   my %p;
   for my $f (@{$d->{files}}) {
-    my ($part) = $f->{filename} =~ m{^(src|examples/[^/]+)/} or next;
+    my ($part) = $f->{filename} =~ m{^(src|examples/lib/[^/]+|examples/[^/]+)/} or next;
     $p{$part}{$_} += $f->{$_} for qw(line_total line_covered branch_total branch_covered);
   }
   my $pct = sub { $_[1] ? sprintf("%.1f", 100 * $_[0] / $_[1]) : "-" };

@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
+
 #define KEEPERS_MAX 32
 
 typedef struct counters {
@@ -59,13 +61,6 @@ static struct sockaddr_un target = { .sun_family = AF_UNIX };
 static unsigned period_ms = 10, timeout_ms = 250;
 static atomic_bool stopping;
 static counters totals;
-
-static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 static void sleep_ms(unsigned ms) {
         struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000 };
@@ -146,7 +141,7 @@ static outcome conn_await(conn *c, uint64_t seq, uint64_t deadline, unsigned *at
                         return CLOSED; /* nonsense from the server */
                 if (atomic_load(&stopping))
                         return STOPPED;
-                uint64_t now = now_ms();
+                uint64_t now = monotonic_ms();
                 if (now >= deadline)
                         return TIMED_OUT;
                 struct pollfd p = { .fd = c->fd, .events = POLLIN };
@@ -165,7 +160,7 @@ static outcome conn_await(conn *c, uint64_t seq, uint64_t deadline, unsigned *at
 
 /* Sends request seq until it is answered; retries after the timeout. */
 static outcome request(conn *c, uint64_t seq) {
-        uint64_t sent = now_ms();
+        uint64_t sent = monotonic_ms();
 
         for (unsigned attempt = 1;; attempt++) {
                 unsigned answered;
@@ -173,12 +168,12 @@ static outcome request(conn *c, uint64_t seq) {
                         add(&totals.retries, 1);
                 if (!conn_send(c, seq, attempt))
                         return CLOSED;
-                outcome o = conn_await(c, seq, now_ms() + timeout_ms, &answered);
+                outcome o = conn_await(c, seq, monotonic_ms() + timeout_ms, &answered);
                 if (o == TIMED_OUT)
                         continue;
                 if (o == ANSWERED) {
                         add(&totals.lost, answered - 1);
-                        note_wait(now_ms() - sent);
+                        note_wait(monotonic_ms() - sent);
                 }
                 return o;
         }
@@ -202,7 +197,7 @@ static void *keeper(void *arg) {
         if (!connect_retrying(&c, 10))
                 return NULL;
         while (!atomic_load(&stopping)) {
-                uint64_t next = now_ms() + period_ms;
+                uint64_t next = monotonic_ms() + period_ms;
                 outcome o = request(&c, ++seq);
                 if (o == ANSWERED)
                         add(&totals.requests, 1);
@@ -213,7 +208,7 @@ static void *keeper(void *arg) {
                         if (!connect_retrying(&c, 10))
                                 return NULL;
                 }
-                uint64_t now = now_ms();
+                uint64_t now = monotonic_ms();
                 if (now < next)
                         sleep_ms((unsigned) (next - now));
         }

@@ -36,6 +36,7 @@
 #include "listener.h"
 #include "log.h"
 #include "supervision.h"
+#include "monotonic.h"
 
 #define STATUS_PERIOD_USEC SDLIVE_USEC_PER_SEC
 /* How soon to retry the FD store when the manager's queue was full. */
@@ -122,13 +123,6 @@ static char *socket_path_of(int fd) {
             len <= offsetof(struct sockaddr_un, sun_path) || !sa.sun_path[0])
                 return strdup("a passed socket");
         return strndup(sa.sun_path, len - offsetof(struct sockaddr_un, sun_path));
-}
-
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
 /* SIGTERM and SIGINT, blocked, as a descriptor. Exits on failure. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_ADAPTER_H
-#define SDLIVE_EXAMPLES_ADAPTER_H
+#ifndef SDLIVE_EXAMPLE_ADAPTER_H
+#define SDLIVE_EXAMPLE_ADAPTER_H
 
 #include <stdint.h>
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "monotonic.h"
 
 #define PARTIAL_SUFFIX ".partial"
 #define STATUS_PERIOD_USEC SDLIVE_USEC_PER_SEC
@@ -38,13 +39,6 @@ typedef struct pass {
         uint64_t start_usec;       /* CLOCK_MONOTONIC */
         uint64_t next_status_usec;
 } pass;
-
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static uint64_t wall_usec(void) {
         struct timespec ts;

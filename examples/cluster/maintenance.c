@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "monotonic.h"
 
 #define BATCH 256
 #define STATUS_EVERY 4096
@@ -26,13 +27,6 @@ struct pass {
         uint64_t started_usec;
         uint64_t next_write_usec;    /* pacing */
 };
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 /* What every inner-loop iteration does before touching its item: pets,
  * notices a stop or a lost lease. 0 to go on. */
@@ -75,7 +69,7 @@ static int write_item(struct pass *p, enum item_kind kind, int64_t id, const cha
          * the sleep directly: if the lease ran out meanwhile, the fence,
          * not a flag check, is what keeps the write out. */
         if (m->max_rate > 0) {
-                uint64_t now = now_usec();
+                uint64_t now = monotonic_usec();
 
                 if (p->next_write_usec > now && sdlive_idle(m->d, p->next_write_usec - now) == SDLIVE_WAKE_STOP)
                         return MAINTENANCE_STOPPED;
@@ -196,7 +190,7 @@ static int nodes_loop(struct pass *p) {
 }
 
 int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stats) {
-        struct pass p = { .m = m, .stats = stats, .started_usec = now_usec() };
+        struct pass p = { .m = m, .stats = stats, .started_usec = monotonic_usec() };
         int r;
 
         *stats = (struct maintenance_stats) { 0 };
@@ -205,6 +199,6 @@ int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stat
                 r = artifacts_loop(&p);
         if (r == 0)
                 r = nodes_loop(&p);
-        stats->duration_usec = now_usec() - p.started_usec;
+        stats->duration_usec = monotonic_usec() - p.started_usec;
         return r;
 }

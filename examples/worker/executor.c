@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "monotonic.h"
 
 struct executor {
         sdlive *d;
@@ -29,13 +30,6 @@ struct executor {
         bool stop;
         bool exited;
 };
-
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static void run_job(executor *e, const job *j) {
         job_result result = { 0 };

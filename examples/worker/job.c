@@ -9,19 +9,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "monotonic.h"
+
 #define JOB_BUFFER_SIZE (64 * 1024)
 /* A spin job proves progress at least this often. */
 #define JOB_SLICE_USEC 1000
 #define JOB_SPIN_MAX_USEC (3600 * UINT64_C(1000000))
 
 static _Atomic uint64_t last_progress_usec;
-
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static void stamp_progress(void) {
         atomic_store(&last_progress_usec, monotonic_usec());

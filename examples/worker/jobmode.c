@@ -15,6 +15,7 @@
 #include "duration.h"
 #include "job.h"
 #include "log.h"
+#include "monotonic.h"
 
 #define QUEUE_MAX 64  /* ASSIGNs received, not started (the coordinator's window is smaller) */
 #define UNSENT_MAX 64 /* RESULTs finished while disconnected */
@@ -44,13 +45,6 @@ typedef struct jobmode {
         unsigned failed_connects;
         uint64_t done;
 } jobmode;
-
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static bool connected(const jobmode *m) {
         return coordinator_link_fd(m->link) >= 0;

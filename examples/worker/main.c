@@ -27,6 +27,7 @@
 #include "monitor.h"
 #include "supervision.h"
 #include "tls.h"
+#include "monotonic.h"
 
 /* Ranges of the options (docs/daemons.md). */
 #define INTERVAL_MAX_USEC (UINT64_C(7) * 24 * 3600 * SDLIVE_USEC_PER_SEC)
@@ -224,13 +225,6 @@ static void parse_options(int argc, char **argv, worker_options *o) {
         }
         cli_no_operands(argc, argv);
         check_transport(o);
-}
-
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
 typedef struct worker {

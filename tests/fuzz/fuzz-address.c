@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target for the daemons' socket-address parser
- * (examples/common/address.c).
+ * (examples/lib/common/address.c).
  *
  * Input: one byte of flags (which forms are allowed), then the option
  * value (cut at the first NUL). Beyond "no crash", it checks the contract:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target for the daemons' duration parser and formatter
- * (examples/common/duration.c).
+ * (examples/lib/common/duration.c).
  *
  * Input: the option value as the command line would pass it (cut at the
  * first NUL). Beyond "no crash", it checks the parser against an

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target for the store URL parser (examples/store/store_url.c).
+/* Fuzz target for the store URL parser (examples/lib/store/store_url.c).
  *
  * Input: the option value as the command line would pass it (cut at the
  * first NUL). Beyond "no crash": a URL is accepted exactly when an

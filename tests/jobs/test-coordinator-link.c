@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worker's end of the job link (examples/worker/coordinator_link.c)
+ * The worker's end of the job link (examples/lib/coordinator/coordinator_link.c)
  * against a test "coordinator" listening on unix sockets: HELLO, ASSIGN in,
  * RESULT out, the worker's own inactivity deadline on a frozen coordinator,
  * trying the next address, and refusing what a coordinator never sends.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_DURATION_H
-#define SDLIVE_EXAMPLES_DURATION_H
+#ifndef SDLIVE_EXAMPLE_DURATION_H
+#define SDLIVE_EXAMPLE_DURATION_H
 
 #include <stddef.h>
 #include <stdint.h>

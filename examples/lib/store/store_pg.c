@@ -34,6 +34,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "monotonic.h"
+
 #define SCHEMA_VERSION "1"
 #define MAX_PARAMS 8
 #define RELEASED_CHANNEL "sdlive_lease_released"
@@ -62,13 +64,6 @@ struct store_pg {
 
 static struct store_pg *to_pg(struct store *s) {
         return (struct store_pg *) s;
-}
-
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
 static void disconnect(struct store_pg *p) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_ADDRESS_H
-#define SDLIVE_EXAMPLES_ADDRESS_H
+#ifndef SDLIVE_EXAMPLE_ADDRESS_H
+#define SDLIVE_EXAMPLE_ADDRESS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "stream.h"
 #include "tls.h"
+#include "monotonic.h"
 
 /* After a batch failed for a transient reason, claims pause this long. */
 #define CLAIM_RETRY_MS 100
@@ -74,13 +75,6 @@ struct session {
         char reason[160]; /* why the connection ended */
 };
 
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const char *name(const struct session *s) {
         return s->worker[0] ? s->worker : "(no HELLO yet)";
 }
@@ -89,7 +83,7 @@ static const char *name(const struct session *s) {
  * wait for socket buffer space, so a frozen worker whose buffer is full
  * cannot hold us past its deadline. */
 static int send_frame(struct session *s, const frame *f) {
-        int64_t left = s->last_received_ms + (int64_t) (s->c->cfg.worker_timeout_usec / 1000) - now_ms();
+        int64_t left = s->last_received_ms + (int64_t) (s->c->cfg.worker_timeout_usec / 1000) - monotonic_ms();
         int r = stream_send_frame(&s->st, f, left > 1 ? (int) (left > INT32_MAX ? INT32_MAX : left) : 1);
 
         if (r < 0) {
@@ -155,7 +149,7 @@ static int result_done(struct session *s, const struct store_result *x) {
  * and pauses claims; the lease lost ends the connection. */
 static int exchange(struct session *s) {
         struct job_request q = { .results = s->pending, .n_results = s->n_pending, .worker = s->worker };
-        int64_t now = now_ms();
+        int64_t now = monotonic_ms();
         int r;
 
         if (!s->worker[0])
@@ -174,7 +168,7 @@ static int exchange(struct session *s) {
                                  r == -ESTALE ? "lease lost" : "coordinator stopping");
                         return r;
                 }
-                s->claim_retry_at_ms = now_ms() + CLAIM_RETRY_MS;
+                s->claim_retry_at_ms = monotonic_ms() + CLAIM_RETRY_MS;
                 return 0;
         }
         /* The claims join the window, and the RESULTs stay pending, until
@@ -316,7 +310,7 @@ static int receive(struct session *s) {
                         return r;
                 }
                 sdlive_peer_received(s->peer);
-                s->last_received_ms = now_ms();
+                s->last_received_ms = monotonic_ms();
                 r = handle_frame(s, &f);
                 if (r < 0)
                         return r;
@@ -335,7 +329,7 @@ static int poll_timeout(const struct session *s) {
         if (s->more)
                 return 0;
         if (s->claim_retry_at_ms && s->worker[0]) {
-                int64_t left = s->claim_retry_at_ms - now_ms();
+                int64_t left = s->claim_retry_at_ms - monotonic_ms();
                 if (left < 0)
                         left = 0;
                 if (left < t)
@@ -446,7 +440,7 @@ static struct {
 void coordinator_log_refusal(const char *format, ...) {
         unsigned earlier = 0;
         bool log = false;
-        int64_t now = now_ms();
+        int64_t now = monotonic_ms();
         char line[512];
         va_list ap;
 
@@ -500,7 +494,7 @@ void *conn_main(void *userdata) {
                             &s.peer) < 0 ||
             frame_decoder_new(&s.dec) < 0)
                 goto out;
-        s.last_received_ms = now_ms();
+        s.last_received_ms = monotonic_ms();
         serve(&s);
         finish(&s);
 out:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_LOG_H
-#define SDLIVE_EXAMPLES_LOG_H
+#ifndef SDLIVE_EXAMPLE_LOG_H
+#define SDLIVE_EXAMPLE_LOG_H
 
 #include <systemd/sd-daemon.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_STREAM_H
-#define SDLIVE_EXAMPLES_STREAM_H
+#ifndef SDLIVE_EXAMPLE_STREAM_H
+#define SDLIVE_EXAMPLE_STREAM_H
 
 /*
  * Job frames over a connected non-blocking stream socket, in the clear or

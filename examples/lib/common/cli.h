@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_CLI_H
-#define SDLIVE_EXAMPLES_CLI_H
+#ifndef SDLIVE_EXAMPLE_CLI_H
+#define SDLIVE_EXAMPLE_CLI_H
 
 #include <stddef.h>
 #include <stdint.h>

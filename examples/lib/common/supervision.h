@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_SUPERVISION_H
-#define SDLIVE_EXAMPLES_SUPERVISION_H
+#ifndef SDLIVE_EXAMPLE_SUPERVISION_H
+#define SDLIVE_EXAMPLE_SUPERVISION_H
 
 #include <stdint.h>
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "monotonic.h"
 
 /* Distinct runs whose completion one batch checks. */
 #define RUNS_CHECKED_MAX 16
@@ -39,13 +40,6 @@ static int reserve(void **p, size_t *cap, size_t need, size_t size) {
         *p = n;
         *cap = need;
         return 0;
-}
-
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 struct batch_space {
@@ -93,13 +87,13 @@ static void log_completed_runs(struct coordinator *c, const struct store_job_bat
 /* Fault injection: see coordinator_config.pause_batch_file. */
 static void pause_inside(void *userdata, const struct store_job_batch *b) {
         const struct coordinator *c = userdata;
-        int64_t until = now_ms() + PAUSE_MAX_MS;
+        int64_t until = monotonic_ms() + PAUSE_MAX_MS;
 
         if (!b->counted || !b->claimed || access(c->cfg.pause_batch_file, F_OK) != 0)
                 return;
         log_warning("coordinator: fault injection: batch paused inside its transaction "
                     "(%u RESULTs recorded and %u jobs claimed, not committed)", b->counted, b->claimed);
-        while (access(c->cfg.pause_batch_file, F_OK) == 0 && now_ms() < until)
+        while (access(c->cfg.pause_batch_file, F_OK) == 0 && monotonic_ms() < until)
                 usleep(PAUSE_POLL_USEC);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_WORKER_COORDINATOR_LINK_H
-#define SDLIVE_WORKER_COORDINATOR_LINK_H
+#ifndef SDLIVE_EXAMPLE_COORDINATOR_LINK_H
+#define SDLIVE_EXAMPLE_COORDINATOR_LINK_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,16 +8,11 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "monotonic.h"
+
 /* Frames up to this size are encoded on the stack. */
 #define SEND_STACK_BUFFER 512
 #define RECV_CHUNK 16384
-
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Waits for events on fd until deadline_ms (-1: forever). Returns 0 when
  * the fd is ready (or in error: the next I/O call reports it), -EAGAIN when
@@ -30,7 +25,7 @@ static int wait_fd(int fd, short events, int timeout_ms, int64_t deadline_ms) {
         if (timeout_ms == 0)
                 return -EAGAIN;
         for (;;) {
-                left = timeout_ms < 0 ? -1 : deadline_ms - now_ms();
+                left = timeout_ms < 0 ? -1 : deadline_ms - monotonic_ms();
                 if (timeout_ms > 0 && left <= 0)
                         return -ETIMEDOUT;
                 r = poll(&p, 1, (int) left);
@@ -44,7 +39,7 @@ static int wait_fd(int fd, short events, int timeout_ms, int64_t deadline_ms) {
 }
 
 static int send_all(int fd, const uint8_t *buf, size_t len, int timeout_ms) {
-        int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+        int64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
         size_t off = 0;
         ssize_t n;
         int r;
@@ -87,7 +82,7 @@ int frame_send(int fd, const frame *f, int timeout_ms) {
 }
 
 int frame_recv(int fd, frame_decoder *dec, frame *out, int timeout_ms) {
-        int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+        int64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
         uint8_t buf[RECV_CHUNK];
         size_t want, used;
         ssize_t n;

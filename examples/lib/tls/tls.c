@@ -15,15 +15,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include "monotonic.h"
+
 /* Credential files are small; anything larger is refused. */
 #define CREDENTIAL_MAX (256 * 1024)
-
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The last OpenSSL error as text (or fallback), clearing the queue. */
 static const char *ssl_reason(char *buf, size_t size, const char *fallback) {
@@ -225,7 +220,7 @@ static int expect_host(SSL *ssl, const char *host) {
 
 int tls_handshake(SSL_CTX *ctx, int fd, bool server, const char *host, int timeout_ms, int stop_fd,
                   SSL **ret, char *why, size_t size) {
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = monotonic_ms() + timeout_ms;
         char reason[256];
         SSL *ssl;
 
@@ -258,7 +253,7 @@ int tls_handshake(SSL_CTX *ctx, int fd, bool server, const char *host, int timeo
                         SSL_free(ssl);
                         return -ECONNABORTED;
                 }
-                int64_t left = deadline - now_ms();
+                int64_t left = deadline - monotonic_ms();
                 if (left <= 0 || (r = poll(p, stop_fd >= 0 ? 2 : 1, (int) left)) == 0) {
                         snprintf(why, size, "TLS handshake not done within %d ms", timeout_ms);
                         SSL_free(ssl);

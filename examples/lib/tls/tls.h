@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_TLS_H
-#define SDLIVE_EXAMPLES_TLS_H
+#ifndef SDLIVE_EXAMPLE_TLS_H
+#define SDLIVE_EXAMPLE_TLS_H
 
 /*
  * TLS 1.3 with certificates on both sides for the job link over TCP

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_FAULT_H
-#define SDLIVE_EXAMPLES_FAULT_H
+#ifndef SDLIVE_EXAMPLE_FAULT_H
+#define SDLIVE_EXAMPLE_FAULT_H
 
 #include <stdbool.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_TRUSTED_DIR_H
-#define SDLIVE_EXAMPLES_TRUSTED_DIR_H
+#ifndef SDLIVE_EXAMPLE_TRUSTED_DIR_H
+#define SDLIVE_EXAMPLE_TRUSTED_DIR_H
 
 #include <stddef.h>
 

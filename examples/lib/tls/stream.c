@@ -9,15 +9,10 @@
 
 #include <openssl/err.h>
 
+#include "monotonic.h"
+
 #define SEND_STACK_BUFFER 512
 #define RECV_CHUNK 16384
-
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* > 0 bytes moved; -EAGAIN with *events set to what to wait for; -errno;
  * 0 (reads only) at the end of the stream. */
@@ -56,7 +51,7 @@ static ssize_t io(struct stream *s, bool write, void *buf, size_t len, short *ev
 }
 
 static int send_all(struct stream *s, uint8_t *buf, size_t len, int timeout_ms) {
-        int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+        int64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
         size_t off = 0;
 
         while (off < len) {
@@ -68,7 +63,7 @@ static int send_all(struct stream *s, uint8_t *buf, size_t len, int timeout_ms) 
                 }
                 if (n != -EAGAIN)
                         return n < 0 ? (int) n : -EPIPE;
-                int64_t left = deadline - now_ms();
+                int64_t left = deadline - monotonic_ms();
                 if (left <= 0)
                         return -ETIMEDOUT;
                 struct pollfd p = { .fd = s->fd, .events = events };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SDLIVE_EXAMPLES_MONITOR_H
-#define SDLIVE_EXAMPLES_MONITOR_H
+#ifndef SDLIVE_EXAMPLE_MONITOR_H
+#define SDLIVE_EXAMPLE_MONITOR_H
 
 #include <sdlive.h>
 
