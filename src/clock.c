@@ -38,10 +38,6 @@ void sdlive_clock_override(sdlive *d, const sdlive_clock_ops *ops, void *userdat
         sdlive_watchdog_clock_changed(d);
 }
 
-uint64_t sdlive_clock_now(const sdlive *d) {
-        return d ? sdlive_now(d) : sdlive_clock_monotonic_usec();
-}
-
 int sdlive_clock_poll(const sdlive *d, struct pollfd *fds, nfds_t n, uint64_t timeout_usec) {
         if (d->clock_ops)
                 return d->clock_ops->poll(d->clock_userdata, fds, n, timeout_usec);

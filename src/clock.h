@@ -28,9 +28,6 @@ typedef struct sdlive_clock_ops {
  * CLOCK_MONOTONIC. */
 void sdlive_clock_override(sdlive *d, const sdlive_clock_ops *ops, void *userdata);
 
-/* The handle's current time (the injected clock when overridden). */
-uint64_t sdlive_clock_now(const sdlive *d);
-
 /* The real clock and poll, for building fakes that delegate. */
 uint64_t sdlive_clock_monotonic_usec(void);
 int sdlive_clock_ppoll(struct pollfd *fds, nfds_t n, uint64_t timeout_usec);

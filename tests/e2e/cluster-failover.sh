@@ -10,7 +10,7 @@
 #   4. systemctl stop of the leader: the release wakes the standby, which
 #      leads at once, well within one poll;
 #   5. (PostgreSQL) the server restarts under the pair: no crash, one leader;
-#   6. (issue 6) the standby's election loop spins without attempting: the
+#   6. the standby's election loop spins without attempting: the
 #      progress check withholds keepalives, the watchdog restarts it;
 #   3. the leader paused (SIGSTOP) past its lease, then resumed: the standby
 #      leads, the old leader's write is rejected by the fence, it goes back
@@ -178,7 +178,7 @@ if [[ $backend == postgresql ]]; then
   echo "5. PostgreSQL restarted under the pair: no crash, $(holder) leads, overlaps 0"
 fi
 
-# 6 (issue 6) -------------------------------------------------------------
+# 6 -----------------------------------------------------------------------
 standby=$(other "$(holder)")
 unit=$(unit_of "$standby")
 deaths=$(harness_death_count "$unit")

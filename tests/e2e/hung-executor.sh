@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6: the worker's executor thread hangs while its main loop goes on
+# Progress check: the worker's executor thread hangs while its main loop goes on
 # petting. With the executor registered as a progress loop (the default),
 # keepalives are withheld and systemd kills the worker (result "watchdog").
 # Control: with --no-progress-check the same hang goes unnoticed.
