@@ -126,6 +126,15 @@ int frame_decoder_error(const frame_decoder *dec);
 /* Bytes of payload buffer currently allocated (never above FRAME_MAX_PAYLOAD). */
 size_t frame_decoder_allocated(const frame_decoder *dec);
 
+/* Writes all of buf (len bytes) to the connection ctx within timeout_ms:
+ * 0 or a negative error, returned as it is by frame_send_with(). */
+typedef int frame_sender(void *ctx, uint8_t *buf, size_t len, int timeout_ms);
+
+/* Encodes f (on the stack when it is small, else in a buffer freed before
+ * returning) and hands the bytes to send. Returns what send returns, an
+ * encoding error, or -ENOMEM. */
+int frame_send_with(const frame *f, frame_sender *send, void *ctx, int timeout_ms);
+
 /* Sends one whole frame on a stream socket, blocking or not (MSG_NOSIGNAL:
  * a closed peer gives -EPIPE, never SIGPIPE). Waits at most timeout_ms for
  * buffer space (-1: no limit). Returns 0, -ETIMEDOUT, -errno or an encoding

@@ -38,8 +38,20 @@ static int wait_fd(int fd, short events, int timeout_ms, int64_t deadline_ms) {
         }
 }
 
-static int send_all(int fd, const uint8_t *buf, size_t len, int timeout_ms) {
+/* After a send() or recv() on fd failed with errno: 0 to try again
+ * (interrupted, or fd is ready now), -EAGAIN when timeout_ms is 0,
+ * -ETIMEDOUT, or -errno. */
+static int retry_after(int fd, short events, int timeout_ms, int64_t deadline_ms) {
+        if (errno == EINTR)
+                return 0;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+                return -errno;
+        return wait_fd(fd, events, timeout_ms, deadline_ms);
+}
+
+static int send_all(void *ctx, uint8_t *buf, size_t len, int timeout_ms) {
         int64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+        int fd = *(const int *) ctx;
         size_t off = 0;
         ssize_t n;
         int r;
@@ -50,18 +62,14 @@ static int send_all(int fd, const uint8_t *buf, size_t len, int timeout_ms) {
                         off += (size_t) n;
                         continue;
                 }
-                if (errno == EINTR)
-                        continue;
-                if (errno != EAGAIN && errno != EWOULDBLOCK)
-                        return -errno;
-                r = wait_fd(fd, POLLOUT, timeout_ms, deadline);
+                r = retry_after(fd, POLLOUT, timeout_ms, deadline);
                 if (r < 0)
                         return r == -EAGAIN ? -ETIMEDOUT : r;
         }
         return 0;
 }
 
-int frame_send(int fd, const frame *f, int timeout_ms) {
+int frame_send_with(const frame *f, frame_sender *send, void *ctx, int timeout_ms) {
         uint8_t small[SEND_STACK_BUFFER], *buf = small;
         int size, r;
 
@@ -75,10 +83,14 @@ int frame_send(int fd, const frame *f, int timeout_ms) {
         }
         r = frame_encode(f, buf, (size_t) size);
         if (r >= 0)
-                r = send_all(fd, buf, (size_t) size, timeout_ms);
+                r = send(ctx, buf, (size_t) size, timeout_ms);
         if (buf != small)
                 free(buf);
         return r;
+}
+
+int frame_send(int fd, const frame *f, int timeout_ms) {
+        return frame_send_with(f, send_all, &fd, timeout_ms);
 }
 
 int frame_recv(int fd, frame_decoder *dec, frame *out, int timeout_ms) {
@@ -104,11 +116,7 @@ int frame_recv(int fd, frame_decoder *dec, frame *out, int timeout_ms) {
                 }
                 if (n == 0)
                         return frame_decoder_finish(dec);
-                if (errno == EINTR)
-                        continue;
-                if (errno != EAGAIN && errno != EWOULDBLOCK)
-                        return -errno;
-                r = wait_fd(fd, POLLIN, timeout_ms, deadline);
+                r = retry_after(fd, POLLIN, timeout_ms, deadline);
                 if (r < 0)
                         return r;
         }

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -11,7 +10,6 @@
 
 #include "monotonic.h"
 
-#define SEND_STACK_BUFFER 512
 #define RECV_CHUNK 16384
 
 /* > 0 bytes moved; -EAGAIN with *events set to what to wait for; -errno;
@@ -50,7 +48,8 @@ static ssize_t io(struct stream *s, bool write, void *buf, size_t len, short *ev
         }
 }
 
-static int send_all(struct stream *s, uint8_t *buf, size_t len, int timeout_ms) {
+static int send_all(void *ctx, uint8_t *buf, size_t len, int timeout_ms) {
+        struct stream *s = ctx;
         int64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
         size_t off = 0;
 
@@ -75,20 +74,7 @@ static int send_all(struct stream *s, uint8_t *buf, size_t len, int timeout_ms) 
 }
 
 int stream_send_frame(struct stream *s, const frame *f, int timeout_ms) {
-        uint8_t small[SEND_STACK_BUFFER], *buf = small;
-        int size, r;
-
-        size = frame_encoded_size(f);
-        if (size < 0)
-                return size;
-        if (size > SEND_STACK_BUFFER && !(buf = malloc((size_t) size)))
-                return -ENOMEM;
-        r = frame_encode(f, buf, (size_t) size);
-        if (r >= 0)
-                r = send_all(s, buf, (size_t) size, timeout_ms);
-        if (buf != small)
-                free(buf);
-        return r;
+        return frame_send_with(f, send_all, s, timeout_ms);
 }
 
 int stream_recv_frame(struct stream *s, frame_decoder *dec, frame *out) {

@@ -32,6 +32,13 @@ static const char *ssl_reason(char *buf, size_t size, const char *fallback) {
         return buf;
 }
 
+/* why = "<name>: no usable <what>: <OpenSSL's reason>". */
+static void not_usable(const char *name, const char *what, char *why, size_t size) {
+        char reason[256];
+
+        snprintf(why, size, "%s: no usable %s: %s", name, what, ssl_reason(reason, sizeof(reason), "not PEM"));
+}
+
 int tls_credential_path(const char *name, char *buf, size_t size) {
         const char *dir = getenv("CREDENTIALS_DIRECTORY");
         int n;
@@ -99,18 +106,13 @@ static BIO *read_credential(const char *name, bool secret, char *why, size_t siz
         return bio;
 }
 
-static int load_certificate(SSL_CTX *ctx, const char *name, char *why, size_t size) {
-        char reason[256];
-        BIO *bio = read_credential(name, false, why, size);
-        X509 *cert, *extra;
+/* Installs the certificate (then its chain) from the PEM in bio. */
+static int use_certificate(SSL_CTX *ctx, BIO *bio, const char *name, char *why, size_t size) {
+        X509 *cert = PEM_read_bio_X509_AUX(bio, NULL, NULL, NULL), *extra;
         int r = -EINVAL;
 
-        if (!bio)
-                return -EINVAL;
-        cert = PEM_read_bio_X509_AUX(bio, NULL, NULL, NULL);
         if (!cert || SSL_CTX_use_certificate(ctx, cert) != 1) {
-                snprintf(why, size, "%s: no usable certificate: %s", name,
-                         ssl_reason(reason, sizeof(reason), "not PEM"));
+                not_usable(name, "certificate", why, size);
                 goto out;
         }
         while ((extra = PEM_read_bio_X509(bio, NULL, NULL, NULL)))
@@ -123,56 +125,61 @@ static int load_certificate(SSL_CTX *ctx, const char *name, char *why, size_t si
         r = 0;
 out:
         X509_free(cert);
-        BIO_free(bio);
         return r;
 }
 
-static int load_key(SSL_CTX *ctx, const char *name, char *why, size_t size) {
-        char reason[256];
-        BIO *bio = read_credential(name, true, why, size);
-        EVP_PKEY *key;
+/* Installs the private key from the PEM in bio; it must match the
+ * certificate installed before. */
+static int use_key(SSL_CTX *ctx, BIO *bio, const char *name, char *why, size_t size) {
+        EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
         int r = -EINVAL;
 
-        if (!bio)
-                return -EINVAL;
-        key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
         if (!key || SSL_CTX_use_PrivateKey(ctx, key) != 1)
-                snprintf(why, size, "%s: no usable private key: %s", name,
-                         ssl_reason(reason, sizeof(reason), "not PEM"));
+                not_usable(name, "private key", why, size);
         else if (SSL_CTX_check_private_key(ctx) != 1)
                 snprintf(why, size, "%s: the key does not match the certificate", name);
         else
                 r = 0;
         EVP_PKEY_free(key);
-        BIO_free(bio);
         return r;
 }
 
-static int load_ca(SSL_CTX *ctx, const char *name, char *why, size_t size) {
+/* Trusts every certificate of the PEM in bio (at least one). */
+static int use_ca(SSL_CTX *ctx, BIO *bio, const char *name, char *why, size_t size) {
         X509_STORE *store = SSL_CTX_get_cert_store(ctx);
-        BIO *bio = read_credential(name, false, why, size);
         unsigned count = 0;
         X509 *cert;
 
-        if (!bio)
-                return -EINVAL;
         while ((cert = PEM_read_bio_X509(bio, NULL, NULL, NULL))) {
                 int ok = X509_STORE_add_cert(store, cert) == 1;
                 X509_free(cert);
                 if (!ok) {
-                        BIO_free(bio);
                         snprintf(why, size, "%s: cannot add certificate %u", name, count + 1);
                         return -EINVAL;
                 }
                 count++;
         }
         ERR_clear_error();
-        BIO_free(bio);
         if (count == 0) {
                 snprintf(why, size, "%s: no PEM certificate in it", name);
                 return -EINVAL;
         }
         return 0;
+}
+
+/* Reads the credential name (secret: a private key) and hands its PEM to
+ * use. 0, or -EINVAL with the reason in why. */
+static int load_pem(SSL_CTX *ctx, const char *name, bool secret,
+                    int (*use)(SSL_CTX *ctx, BIO *bio, const char *name, char *why, size_t size),
+                    char *why, size_t size) {
+        BIO *bio = read_credential(name, secret, why, size);
+        int r;
+
+        if (!bio)
+                return -EINVAL;
+        r = use(ctx, bio, name, why, size);
+        BIO_free(bio);
+        return r;
 }
 
 int tls_context_new(const struct tls_files *files, bool server, SSL_CTX **ret, char *why, size_t size) {
@@ -196,8 +203,9 @@ int tls_context_new(const struct tls_files *files, bool server, SSL_CTX **ret, c
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | (server ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
         SSL_CTX_set_verify_depth(ctx, 4);
-        if (load_certificate(ctx, files->cert, why, size) < 0 || load_key(ctx, files->key, why, size) < 0 ||
-            load_ca(ctx, files->ca, why, size) < 0) {
+        if (load_pem(ctx, files->cert, false, use_certificate, why, size) < 0 ||
+            load_pem(ctx, files->key, true, use_key, why, size) < 0 ||
+            load_pem(ctx, files->ca, false, use_ca, why, size) < 0) {
                 SSL_CTX_free(ctx);
                 return -EINVAL;
         }
