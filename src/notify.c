@@ -207,6 +207,16 @@ SDLIVE_EXPORT int sdlive_notify_status(sdlive *d, const char *format, ...) {
         return send_string(d, msg);
 }
 
+int sdlive_notify_resend_status(sdlive *d) {
+        char msg[SDLIVE_NOTIFY_MAX + 1] = "";
+
+        (void) pthread_mutex_lock(&d->status_lock);
+        if (d->status[0])
+                (void) sdlive_status_message(msg, d->status);
+        (void) pthread_mutex_unlock(&d->status_lock);
+        return msg[0] ? sdlive_notify_send(d, msg, strlen(msg)) : 0;
+}
+
 SDLIVE_EXPORT int sdlive_notify_errno(sdlive *d, int error) {
         char msg[32];
 

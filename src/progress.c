@@ -5,15 +5,15 @@
  * are withheld and the manager restarts the daemon.
  *
  * Beats touch one atomic in the loop's slot. The check runs on the due-pet
- * path only (once per pet interval) and holds progress_lock, as do register
- * and unregister, so a loop is seen either registered or gone, never half.
+ * path only (once per pet interval) and only answers: which loop stalls,
+ * for how long; the watchdog decides what to send. It holds progress_lock,
+ * as do register and unregister, so a loop is seen either registered or
+ * gone, never half.
  * Slots live inside the handle: no allocation, and a stale pointer after
  * unregister cannot touch freed memory.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "sdlive-internal.h"
 
@@ -54,52 +54,20 @@ static const struct sdlive_progress *find_stalled(const sdlive *d, uint64_t now,
         return worst;
 }
 
-/* The STATUS= message naming a stalled loop. */
-static void stall_message(char *out, const struct sdlive_progress *p, uint64_t silence) {
-        char text[128];
-
-        (void) snprintf(text, sizeof(text),
-                        "Loop '%s' silent for %" PRIu64 ".%03" PRIu64 " s (limit %" PRIu64
-                        ".%03" PRIu64 " s): keepalives withheld",
-                        p->name, silence / SDLIVE_USEC_PER_SEC,
-                        silence % SDLIVE_USEC_PER_SEC / 1000,
-                        p->max_silence_usec / SDLIVE_USEC_PER_SEC,
-                        p->max_silence_usec % SDLIVE_USEC_PER_SEC / 1000);
-        (void) sdlive_status_message(out, text);
-}
-
-/* The daemon's own last STATUS= message, or "". */
-static void last_status_message(sdlive *d, char *out) {
-        out[0] = '\0';
-        (void) pthread_mutex_lock(&d->status_lock);
-        if (d->status[0])
-                (void) sdlive_status_message(out, d->status);
-        (void) pthread_mutex_unlock(&d->status_lock);
-}
-
-sdlive_progress_verdict sdlive_progress_check(sdlive *d, uint64_t now, char *status) {
+bool sdlive_progress_check(sdlive *d, uint64_t now, sdlive_stall *ret) {
         const struct sdlive_progress *stalled;
-        sdlive_progress_verdict v = SDLIVE_PROGRESS_OK;
         uint64_t silence = 0;
 
-        status[0] = '\0';
         (void) pthread_mutex_lock(&d->progress_lock);
         stalled = find_stalled(d, now, &silence);
         atomic_store(&d->stalled_loop, (struct sdlive_progress *) stalled);
-        if (stalled && !d->stall_reported) {
-                d->stall_reported = true;
-                stall_message(status, stalled, silence);
-                v = SDLIVE_PROGRESS_NEW_STALL;
-        } else if (stalled) {
-                v = SDLIVE_PROGRESS_STALLED;
-        } else if (d->stall_reported) {
-                d->stall_reported = false;
-                v = SDLIVE_PROGRESS_RECOVERED;
+        if (stalled) {
+                (void) snprintf(ret->name, sizeof(ret->name), "%s", stalled->name);
+                ret->silence_usec = silence;
+                ret->limit_usec = stalled->max_silence_usec;
         }
         (void) pthread_mutex_unlock(&d->progress_lock);
-        if (v == SDLIVE_PROGRESS_RECOVERED)
-                last_status_message(d, status);
-        return v;
+        return stalled != NULL;
 }
 
 SDLIVE_EXPORT int sdlive_progress_register(sdlive *d, const char *name,

@@ -86,6 +86,9 @@ struct sdlive {
          * every pet. */
         _Atomic uint64_t coarse_slack;
         _Atomic uint64_t last_pet;         /* time of the last healthy pet */
+        /* A stall was reported (STATUS=) and keepalives are withheld until
+         * a due pet finds every loop moving again. */
+        _Atomic bool stall_reported;
         _Atomic int timer_fd;              /* created on demand, -1 before */
         pthread_mutex_t timer_lock;
 
@@ -99,7 +102,6 @@ struct sdlive {
 
         /* Progress (progress.c). */
         pthread_mutex_t progress_lock;
-        bool stall_reported;               /* guarded by progress_lock */
         /* The loop the last check found stalled, or NULL; its next beat
          * makes a keepalive due at once. Written under progress_lock. */
         struct sdlive_progress *_Atomic stalled_loop;
@@ -130,6 +132,9 @@ int sdlive_notify_open(sdlive *d, const char *socket_env);
 void sdlive_notify_close(sdlive *d);
 /* Sends msg as one datagram without blocking: 1 sent, 0 unsupervised, -errno. */
 int sdlive_notify_send(sdlive *d, const char *msg, size_t len);
+/* Sends the daemon's last sdlive_notify_status() text again, if it set one:
+ * as sdlive_notify_send(), 0 when there is none. */
+int sdlive_notify_resend_status(sdlive *d);
 /* As sdlive_notify_send(), passing n_fds descriptors (at most
  * SDLIVE_NOTIFY_FDS_MAX) with SCM_RIGHTS. */
 int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fds, size_t n_fds);
@@ -173,18 +178,18 @@ void sdlive_wake_drain(sdlive *d);
 /* progress.c */
 void sdlive_progress_init(sdlive *d);
 void sdlive_progress_done(sdlive *d);
-/* What the due-pet path must do about progress; the check only answers,
- * the watchdog acts. */
-typedef enum sdlive_progress_verdict {
-        SDLIVE_PROGRESS_OK,        /* every loop moves */
-        SDLIVE_PROGRESS_STALLED,   /* withhold; already reported */
-        SDLIVE_PROGRESS_NEW_STALL, /* withhold; report it now */
-        SDLIVE_PROGRESS_RECOVERED, /* send; report the recovery now */
-} sdlive_progress_verdict;
-/* On the due-pet path. For a new stall, status (SDLIVE_NOTIFY_MAX + 1 bytes)
- * receives the STATUS= message naming the loop; for a recovery, the
- * daemon's last STATUS= message (or ""). */
-sdlive_progress_verdict sdlive_progress_check(sdlive *d, uint64_t now, char *status);
+/* A stalled progress loop, as the check found it. */
+typedef struct sdlive_stall {
+        char name[SDLIVE_PROGRESS_NAME_MAX + 1];
+        uint64_t silence_usec; /* since its last beat */
+        uint64_t limit_usec;   /* its max_silence_usec */
+} sdlive_stall;
+/* On the due-pet path: true when a registered, unparked loop has been
+ * silent past its limit at now, with *ret describing the one of longest
+ * overrun; false when every loop moves. Remembers that loop (or none) as
+ * stalled_loop, whose next beat makes a keepalive due at once. Sends
+ * nothing. */
+bool sdlive_progress_check(sdlive *d, uint64_t now, sdlive_stall *ret);
 
 /* The handle's time: the hot path of every pet, so the real clock is a
  * direct vDSO call and only an injected clock costs an indirect one. */

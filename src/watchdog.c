@@ -94,6 +94,7 @@ int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override) {
         /* Tracked pets start due, so the first pet sends at once. */
         atomic_init(&d->next_due, interval ? 0 : SDLIVE_NOT_TRACKED);
         atomic_init(&d->last_pet, sdlive_now(d));
+        atomic_init(&d->stall_reported, false);
         update_coarse_slack(d);
         return 0;
 }
@@ -143,12 +144,30 @@ void sdlive_watchdog_hasten(sdlive *d) {
         sdlive_wake_sleepers(d);
 }
 
+/* Reports a stall once: STATUS= names the loop, and with
+ * SDLIVE_TRIGGER_ON_STALL the manager is asked to act now. */
+static void report_stall(sdlive *d, const sdlive_stall *stall) {
+        char text[128], msg[SDLIVE_NOTIFY_MAX + 1];
+
+        (void) snprintf(text, sizeof(text),
+                        "Loop '%s' silent for %" PRIu64 ".%03" PRIu64 " s (limit %" PRIu64
+                        ".%03" PRIu64 " s): keepalives withheld",
+                        stall->name, stall->silence_usec / SDLIVE_USEC_PER_SEC,
+                        stall->silence_usec % SDLIVE_USEC_PER_SEC / 1000,
+                        stall->limit_usec / SDLIVE_USEC_PER_SEC,
+                        stall->limit_usec % SDLIVE_USEC_PER_SEC / 1000);
+        (void) sdlive_notify_send(d, msg, sdlive_status_message(msg, text));
+        if (d->flags & SDLIVE_TRIGGER_ON_STALL)
+                (void) sdlive_watchdog_trigger(d);
+}
+
 /* The part of a pet that runs once per interval: the progress check
- * answers, this acts on the answer. */
+ * answers, this decides and sends. While a loop stalls keepalives are
+ * withheld; the first healthy pet after a stall sends the daemon's own
+ * status again. */
 __attribute__((noinline)) static int pet_due(sdlive *d, uint64_t due, uint64_t now) {
         uint64_t interval = atomic_load_explicit(&d->pet_interval, memory_order_relaxed);
-        char status[SDLIVE_NOTIFY_MAX + 1];
-        bool armed;
+        sdlive_stall stall;
         int r = 0;
 
         if (!atomic_compare_exchange_strong(&d->next_due, &due, sdlive_usec_add(now, interval)))
@@ -156,24 +175,18 @@ __attribute__((noinline)) static int pet_due(sdlive *d, uint64_t due, uint64_t n
         if (!sdlive_owner(d))
                 return 0; /* a forked child's copy speaks for nobody */
         sdlive_wake_drain(d);
-        armed = atomic_load_explicit(&d->armed, memory_order_relaxed);
 
-        switch (sdlive_progress_check(d, now, status)) {
-        case SDLIVE_PROGRESS_NEW_STALL:
-                (void) sdlive_notify_send(d, status, strlen(status));
-                if (d->flags & SDLIVE_TRIGGER_ON_STALL)
-                        (void) sdlive_watchdog_trigger(d);
-                break;
-        case SDLIVE_PROGRESS_STALLED:
-                break;
-        case SDLIVE_PROGRESS_RECOVERED:
-        case SDLIVE_PROGRESS_OK:
+        if (sdlive_progress_check(d, now, &stall)) {
+                if (!atomic_exchange(&d->stall_reported, true))
+                        report_stall(d, &stall);
+        } else {
+                bool recovered = atomic_exchange(&d->stall_reported, false);
+
                 atomic_store_explicit(&d->last_pet, now, memory_order_release);
-                if (armed)
+                if (atomic_load_explicit(&d->armed, memory_order_relaxed))
                         r = sdlive_notify_send(d, "WATCHDOG=1", strlen("WATCHDOG=1"));
-                if (status[0])
-                        (void) sdlive_notify_send(d, status, strlen(status));
-                break;
+                if (recovered)
+                        (void) sdlive_notify_resend_status(d);
         }
         rearm_timer(d);
         return r;

@@ -148,6 +148,23 @@ static void test_stall_withholds_and_recovers(void **state) {
         assert_int_equal(sdlive_progress_stalled(f->d, name, sizeof(name)), 0);
         assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
         assert_true(age < 10 * SEC);
+
+        /* Recovered for good: healthy pets send keepalives only (the status
+         * came back once), and the next stall is named again. */
+        for (int i = 0; i < 2; i++) {
+                sdlive_progress_beat(p);
+                assert_true(next_pet(f) > 0);
+        }
+        s = collect(f);
+        assert_int_equal(s.keepalives, 2);
+        assert_int_equal(s.statuses, 0);
+        for (int i = 0; i < 2; i++)
+                assert_true(next_pet(f) > 0);
+        assert_int_equal(next_pet(f), 0);
+        s = collect(f);
+        assert_int_equal(s.keepalives, 2);
+        assert_int_equal(s.statuses, 1);
+        assert_non_null(strstr(s.status, "executor"));
         sdlive_progress_unregister(p);
 }
 
