@@ -11,6 +11,7 @@
 #include "duration.h"
 #include "lease.h"
 #include "log.h"
+#include "monotonic.h"
 
 /* The pause after each wake-up of a standby's wait: announcements and
  * other events on its fd (anyone who can write the store can make them)
@@ -59,7 +60,7 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
                         store_set_lock_timeout(*e->store, e->lock_timeout_usec);
         }
 
-        started = lease_now_usec();
+        started = monotonic_usec();
         r = store_lease_acquire(*e->store, e->lease_name, e->holder, e->ttl_usec, &ret->generation);
         if (r >= 0) {
                 ret->acquired_at_usec = started;
@@ -116,7 +117,7 @@ failed:
  * Without a usable announcement channel (store unreachable, listening
  * broken) it only idles: the poll still runs. */
 static int wait_for_release(const struct election *e, uint64_t usec) {
-        uint64_t until = lease_now_usec() + usec;
+        uint64_t until = monotonic_usec() + usec;
         int fd, r;
 
         if (!*e->store || store_lease_listen(*e->store, &fd) < 0)
@@ -127,7 +128,7 @@ static int wait_for_release(const struct election *e, uint64_t usec) {
                 r = store_lease_notified(*e->store);
                 if (r > 0)
                         return SDLIVE_WAKE_FD;
-                now = lease_now_usec();
+                now = monotonic_usec();
                 if (now >= until)
                         return SDLIVE_WAKE_TIMEOUT;
                 if (r < 0)

@@ -10,6 +10,7 @@
 
 #include "duration.h"
 #include "log.h"
+#include "monotonic.h"
 #include "maintenance.h"
 
 #define EVENTS_PER_WAKE 16
@@ -42,10 +43,6 @@ int leader_loop_watch(struct leader_loop *loop, struct leader_watch *w, uint32_t
         return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? -errno : 0;
 }
 
-int leader_loop_unwatch(struct leader_loop *loop, struct leader_watch *w) {
-        return epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, NULL) < 0 ? -errno : 0;
-}
-
 static bool lease_lost(void *userdata) {
         return lease_holder_lost(userdata);
 }
@@ -58,7 +55,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b) {
 static void report_down(const struct leader_term *t, const struct leader_loop *loop, size_t i) {
         const struct service_state *st = &loop->state[i];
         char delay[DURATION_FORMAT_MAX];
-        uint64_t now = lease_now_usec();
+        uint64_t now = monotonic_usec();
 
         duration_format(delay, sizeof(delay), st->retry_at_usec > now ? st->retry_at_usec - now : 0);
         sdlive_notify_status(t->d, "leader (generation %llu): %s down (%s), attempt %u failed; "
@@ -74,7 +71,7 @@ static void service_failed(const struct leader_term *t, struct leader_loop *loop
         st->running = false;
         st->failures++;
         st->error = r;
-        st->retry_at_usec = lease_now_usec() + st->backoff_usec;
+        st->retry_at_usec = monotonic_usec() + st->backoff_usec;
         log_error("leader service %s %s: %s; keeping the lease, retrying in %s (attempt %u)",
                   t->services[i].name, what, strerror(-r),
                   duration_format(delay, sizeof(delay), st->backoff_usec), st->failures);
@@ -118,7 +115,7 @@ static uint64_t start_due_services(const struct leader_term *t, struct leader_lo
         for (size_t i = 0; i < t->n_services; i++) {
                 if (loop->state[i].running)
                         continue;
-                if (loop->state[i].retry_at_usec <= lease_now_usec())
+                if (loop->state[i].retry_at_usec <= monotonic_usec())
                         start_service(t, loop, i);
                 if (!loop->state[i].running)
                         next = min_u64(next, loop->state[i].retry_at_usec);
@@ -215,7 +212,7 @@ static int run_pass(const struct leader_term *t, uint64_t number) {
 }
 
 static int lead(const struct leader_term *t, struct leader_loop *loop) {
-        uint64_t cap = sdlive_pet_interval(t->d), next_pass = lease_now_usec(), passes = 0;
+        uint64_t cap = sdlive_pet_interval(t->d), next_pass = monotonic_usec(), passes = 0;
 
         for (;;) {
                 uint64_t now, timeout, next_start, deadline;
@@ -229,13 +226,13 @@ static int lead(const struct leader_term *t, struct leader_loop *loop) {
                         return LEADER_LEASE_LOST;
 
                 next_start = start_due_services(t, loop);
-                now = lease_now_usec();
+                now = monotonic_usec();
                 if (now >= next_pass) {
                         r = run_pass(t, ++passes);
                         if (r >= 0)
                                 return r;
                         report_services_down(t, loop);
-                        now = lease_now_usec();
+                        now = monotonic_usec();
                         next_pass = now + t->maintenance_interval_usec;
                 }
 

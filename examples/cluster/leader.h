@@ -57,7 +57,6 @@ struct leader_service {
 
 /* Only from a service's start(). 0 or -errno. */
 int leader_loop_watch(struct leader_loop *loop, struct leader_watch *w, uint32_t events);
-int leader_loop_unwatch(struct leader_loop *loop, struct leader_watch *w);
 
 struct leader_term {
         sdlive *d;

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "duration.h"
 #include "health_gate.h"
 #include "log.h"
+#include "monotonic.h"
 #include "store.h"
 
 struct lease_holder {
@@ -27,7 +27,6 @@ struct lease_holder {
         int lost_fd;              /* eventfd: readable once lost */
         int stop_fd;              /* eventfd: wakes the refresher to exit */
         atomic_bool lost;
-        atomic_bool gated;
         atomic_int state;         /* enum lease_state; written by the refresher only */
         atomic_uint gate_releases;
         atomic_uint_fast64_t refreshes;
@@ -38,13 +37,6 @@ struct lease_holder {
         uint64_t next_refresh_usec; /* renewal or release attempt */
         uint64_t failures;          /* consecutive unavailable attempts */
 };
-
-uint64_t lease_now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 int lease_holder_fd(const struct lease_holder *h) {
         return h->lost_fd;
@@ -60,10 +52,6 @@ const char *lease_holder_reason(const struct lease_holder *h) {
 
 uint64_t lease_holder_refreshes(const struct lease_holder *h) {
         return atomic_load(&h->refreshes);
-}
-
-bool lease_holder_gated(const struct lease_holder *h) {
-        return atomic_load(&h->gated);
 }
 
 enum lease_state lease_holder_state(const struct lease_holder *h) {
@@ -106,7 +94,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b) {
 /* Sleeps until `until` (monotonic) or a stop request. true when stopping. */
 static bool sleep_until(struct lease_holder *h, uint64_t until) {
         struct pollfd p = { .fd = h->stop_fd, .events = POLLIN };
-        uint64_t now = lease_now_usec();
+        uint64_t now = monotonic_usec();
         int timeout_ms = 0;
 
         if (until > now) {
@@ -133,7 +121,7 @@ static void retry_later(struct lease_holder *h, const char *what, uint64_t start
                     store_errmsg(h->store),
                     duration_format(left, sizeof(left),
                                     h->deadline_usec > started ? h->deadline_usec - started : 0));
-        h->next_refresh_usec = lease_now_usec() + retry_interval(&h->config);
+        h->next_refresh_usec = monotonic_usec() + retry_interval(&h->config);
         if (store_reconnect(h->store) < 0)
                 log_debug("reconnect failed: %s", store_errmsg(h->store));
 }
@@ -141,7 +129,7 @@ static void retry_later(struct lease_holder *h, const char *what, uint64_t start
 /* HOLDING or RETRYING, a renewal is due. */
 static void renew(struct lease_holder *h) {
         const struct lease_config *c = &h->config;
-        uint64_t started = lease_now_usec();
+        uint64_t started = monotonic_usec();
         int r;
 
         r = store_lease_refresh(h->store, c->name, c->holder, h->generation, c->ttl_usec);
@@ -152,7 +140,7 @@ static void renew(struct lease_holder *h) {
                         log_info("lease refreshed again after %llu failed attempts",
                                  (unsigned long long) h->failures);
                 h->failures = 0;
-                h->next_refresh_usec = lease_now_usec() + refresh_interval(c);
+                h->next_refresh_usec = monotonic_usec() + refresh_interval(c);
                 set_state(h, LEASE_HOLDING);
                 return;
         }
@@ -177,7 +165,7 @@ static void renew(struct lease_holder *h) {
  * store, like every release. */
 static void release_gated(struct lease_holder *h) {
         const struct lease_config *c = &h->config;
-        uint64_t started = lease_now_usec();
+        uint64_t started = monotonic_usec();
         int r;
 
         atomic_fetch_add(&h->gate_releases, 1);
@@ -207,7 +195,7 @@ static void *refresher(void *userdata) {
                 check = c->health_check_usec ? c->health_check_usec : c->health_stale_usec / 4;
                 if (check == 0)
                         check = 1;
-                next_check = lease_now_usec() + check;
+                next_check = monotonic_usec() + check;
         }
 
         while (lease_holder_state(h) != LEASE_LOST) {
@@ -218,7 +206,7 @@ static void *refresher(void *userdata) {
                         wake = min_u64(wake, next_check);
                 if (sleep_until(h, wake))
                         break;
-                now = lease_now_usec();
+                now = monotonic_usec();
 
                 if (now >= h->deadline_usec) {
                         mark_lost(h, "lease expired: %s",
@@ -231,7 +219,6 @@ static void *refresher(void *userdata) {
                 if (state != LEASE_RELEASING && now >= next_check) {
                         next_check = now + check;
                         if (!health_gate_check(&gate, c->d)) {
-                                atomic_store(&h->gated, true);
                                 log_warning("health gate closed: the main loop stopped petting; "
                                             "releasing the lease");
                                 mark_lost(h, "the main loop was stale: lease released by the health gate");

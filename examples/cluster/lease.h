@@ -85,9 +85,6 @@ enum lease_state {
 /* The refresher's state now (for status and tests). */
 enum lease_state lease_holder_state(const struct lease_holder *h);
 
-/* True once the health gate has closed in this term. */
-bool lease_holder_gated(const struct lease_holder *h);
-
 /* Release calls the refresher made because the gate closed: 0 until it
  * closes, then 1 (more only while the store was unavailable to it). */
 unsigned lease_holder_gate_releases(const struct lease_holder *h);
@@ -100,8 +97,5 @@ void lease_holder_mark_lost(struct lease_holder *h, const char *reason);
  * known lost, releases it in the store so a standby can take over at once.
  * Accepts NULL; returns NULL. */
 struct lease_holder *lease_holder_stop(struct lease_holder *h, bool release);
-
-/* CLOCK_MONOTONIC now. */
-uint64_t lease_now_usec(void);
 
 #endif

@@ -38,13 +38,6 @@ struct store *temp_store_open(const struct temp_store *t) {
         return s;
 }
 
-uint64_t test_now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 void test_sleep_usec(uint64_t usec) {
         struct timespec ts = { .tv_sec = (time_t) (usec / 1000000u),
                                .tv_nsec = (long) (usec % 1000000u) * 1000 };

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "monotonic.h"
 #include "store.h"
 
 struct temp_store {
@@ -21,7 +22,6 @@ void temp_store_remove(struct temp_store *t);
 /* store_open() on the temp store; fails the test on error. */
 struct store *temp_store_open(const struct temp_store *t);
 
-uint64_t test_now_usec(void);
 void test_sleep_usec(uint64_t usec);
 
 #endif

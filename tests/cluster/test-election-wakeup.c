@@ -79,7 +79,7 @@ static void *standby(void *userdata) {
         fixture *f = userdata;
 
         f->result = election_run(&f->e, &f->won);
-        atomic_store(&f->won_at, test_now_usec());
+        atomic_store(&f->won_at, monotonic_usec());
         return NULL;
 }
 
@@ -93,9 +93,9 @@ static void b_leads_a_waits(fixture *f, uint64_t ttl) {
 /* Joins the standby (stopping it after limit) and returns when it won,
  * 0 if it did not win. */
 static uint64_t a_won_at(fixture *f, uint64_t limit) {
-        uint64_t deadline = test_now_usec() + limit;
+        uint64_t deadline = monotonic_usec() + limit;
 
-        while (atomic_load(&f->won_at) == 0 && test_now_usec() < deadline)
+        while (atomic_load(&f->won_at) == 0 && monotonic_usec() < deadline)
                 test_sleep_usec(5 * MSEC);
         sdlive_request_stop(f->d);
         pthread_join(f->thread, NULL);
@@ -107,7 +107,7 @@ static void announced_release_wakes_the_standby(void **state) {
         uint64_t released, won, ms;
 
         b_leads_a_waits(f, TTL);
-        released = test_now_usec();
+        released = monotonic_usec();
         assert_int_equal(store_lease_release(f->other, "cluster", "b", f->b_generation), 0);
         won = a_won_at(f, 2 * POLL);
         assert_true(won > 0);
@@ -129,7 +129,7 @@ static void lost_announcement_falls_back_to_the_poll(void **state) {
         b_leads_a_waits(f, TTL);
         assert_int_equal(sqlite3_open(f->t.path, &db), SQLITE_OK);
         assert_int_equal(sqlite3_busy_timeout(db, 1000), SQLITE_OK);
-        released = test_now_usec();
+        released = monotonic_usec();
         assert_int_equal(sqlite3_exec(db, "UPDATE leases SET holder = '', expires = 0", NULL, NULL, NULL),
                          SQLITE_OK);
         sqlite3_close(db);
@@ -148,7 +148,7 @@ static void lost_announcement_falls_back_to_the_poll(void **state) {
  * machine; the poll is 20 s away). */
 static void expiring_lease_is_taken_when_it_expires(void **state) {
         fixture *f = *state;
-        uint64_t acquired = test_now_usec(), won, ms;
+        uint64_t acquired = monotonic_usec(), won, ms;
 
         f->e.poll_usec = 10 * POLL;
         b_leads_a_waits(f, 2 * SETTLE);
@@ -173,8 +173,8 @@ static void spurious_announcements_take_nothing(void **state) {
 
         b_leads_a_waits(f, TTL);
         snprintf(path, sizeof(path), "%s-released", f->t.path);
-        until = test_now_usec() + 500 * MSEC;
-        while (test_now_usec() < until) {
+        until = monotonic_usec() + 500 * MSEC;
+        while (monotonic_usec() < until) {
                 FILE *fp = fopen(path, "w");
 
                 assert_non_null(fp);
