@@ -112,6 +112,33 @@ static uint64_t retry_interval(const struct lease_config *c) {
         return refresh_interval(c) / 4 > 0 ? refresh_interval(c) / 4 : 1;
 }
 
+/*
+ * The refresher runs the state machine of lease.h. Each pass of its loop
+ * sleeps until the earliest of three deadlines (the lease's local expiry,
+ * the next renewal or release attempt, the next health-gate check), then
+ * takes the transition of its state:
+ *
+ *   expire()     any state, local deadline passed            -> LOST
+ *   hold()       HOLDING, RETRYING: gate check, then renewal
+ *   close_gate()   gate closed                               -> RELEASING
+ *   renew()        renewed                                   -> HOLDING
+ *                  store unavailable                         -> RETRYING
+ *                  not ours, or any other failure            -> LOST
+ *   give_back()  RELEASING: release attempt
+ *                  released, or not ours any more            -> LOST
+ *                  store unavailable                         -> RELEASING
+ *
+ * Only the refresher changes the state, once per pass (set_state() of
+ * what the transition returns), and close_gate() also on entering
+ * RELEASING, before its first release attempt.
+ */
+struct refresher {
+        struct lease_holder *h;
+        struct health_gate gate;
+        uint64_t check_usec;      /* gate check period; 0: no gate */
+        uint64_t next_check_usec; /* UINT64_MAX: no gate */
+};
+
 /* A call failed because the store is unavailable: retry soon, reconnecting. */
 static void retry_later(struct lease_holder *h, const char *what, uint64_t started) {
         char left[DURATION_FORMAT_MAX];
@@ -126,8 +153,8 @@ static void retry_later(struct lease_holder *h, const char *what, uint64_t start
                 log_debug("reconnect failed: %s", store_errmsg(h->store));
 }
 
-/* HOLDING or RETRYING, a renewal is due. */
-static void renew(struct lease_holder *h) {
+/* HOLDING or RETRYING, a renewal is due: HOLDING, RETRYING or LOST. */
+static enum lease_state renew(struct lease_holder *h) {
         const struct lease_config *c = &h->config;
         uint64_t started = monotonic_usec();
         int r;
@@ -141,29 +168,26 @@ static void renew(struct lease_holder *h) {
                                  (unsigned long long) h->failures);
                 h->failures = 0;
                 h->next_refresh_usec = monotonic_usec() + refresh_interval(c);
-                set_state(h, LEASE_HOLDING);
-                return;
+                return LEASE_HOLDING;
         }
         switch (store_error_class(r)) {
         case STORE_LOST:
                 mark_lost(h, "lease generation %llu is no longer ours: %s",
                           (unsigned long long) h->generation, store_errmsg(h->store));
-                set_state(h, LEASE_LOST);
-                return;
+                return LEASE_LOST;
         case STORE_UNAVAILABLE:
                 retry_later(h, "refresh", started);
-                set_state(h, LEASE_RETRYING);
-                return;
+                return LEASE_RETRYING;
         default:
                 mark_lost(h, "lease refresh failed: %s", store_errmsg(h->store));
-                set_state(h, LEASE_LOST);
+                return LEASE_LOST;
         }
 }
 
-/* RELEASING: the gate closed; give the lease back so a standby needs not
- * wait for it to run out. Conditioned on (holder, generation) in the
- * store, like every release. */
-static void release_gated(struct lease_holder *h) {
+/* RELEASING, a release attempt is due: give the lease back so a standby
+ * needs not wait for it to run out. Conditioned on (holder, generation) in
+ * the store, like every release. RELEASING (to retry) or LOST. */
+static enum lease_state give_back(struct lease_holder *h) {
         const struct lease_config *c = &h->config;
         uint64_t started = monotonic_usec();
         int r;
@@ -173,67 +197,91 @@ static void release_gated(struct lease_holder *h) {
         if (r >= 0) {
                 log_warning("lease generation %llu released: the main loop is stale",
                             (unsigned long long) h->generation);
-                set_state(h, LEASE_LOST);
-        } else if (store_error_class(r) == STORE_UNAVAILABLE) {
+                return LEASE_LOST;
+        }
+        if (store_error_class(r) == STORE_UNAVAILABLE) {
                 retry_later(h, "release", started);
-        } else {
-                log_info("lease generation %llu not released (%s)", (unsigned long long) h->generation,
-                         store_errmsg(h->store));
-                set_state(h, LEASE_LOST);
+                return LEASE_RELEASING;
+        }
+        log_info("lease generation %llu not released (%s)", (unsigned long long) h->generation,
+                 store_errmsg(h->store));
+        return LEASE_LOST;
+}
+
+/* HOLDING or RETRYING, the gate closed: the loss is signalled now and the
+ * first release attempt made at once. RELEASING or LOST. */
+static enum lease_state close_gate(struct lease_holder *h) {
+        log_warning("health gate closed: the main loop stopped petting; releasing the lease");
+        mark_lost(h, "the main loop was stale: lease released by the health gate");
+        set_state(h, LEASE_RELEASING);
+        h->failures = 0;
+        return give_back(h);
+}
+
+/* HOLDING or RETRYING: checks the gate when a check is due, then renews
+ * when a renewal is due. */
+static enum lease_state hold(struct refresher *r, enum lease_state state, uint64_t now) {
+        if (now >= r->next_check_usec) {
+                r->next_check_usec = now + r->check_usec;
+                if (!health_gate_check(&r->gate, r->h->config.d))
+                        return close_gate(r->h);
+        }
+        return now >= r->h->next_refresh_usec ? renew(r->h) : state;
+}
+
+/* RELEASING: retries the release when it is due. */
+static enum lease_state release(struct refresher *r, enum lease_state state, uint64_t now) {
+        return now >= r->h->next_refresh_usec ? give_back(r->h) : state;
+}
+
+/* Any state, the local deadline passed: LOST, saying why it came to that. */
+static enum lease_state expire(struct lease_holder *h, enum lease_state state) {
+        const char *why = "the refresher ran too late (process paused or starved)";
+
+        if (state == LEASE_RELEASING)
+                why = "the store was unreachable to release it";
+        else if (h->failures > 0)
+                why = "the store was unreachable until its deadline";
+        mark_lost(h, "lease expired: %s", why);
+        return LEASE_LOST;
+}
+
+/* When the refresher must wake next in this state. */
+static uint64_t next_wake(const struct refresher *r, enum lease_state state) {
+        uint64_t wake = min_u64(r->h->next_refresh_usec, r->h->deadline_usec);
+
+        /* Once releasing, the gate has nothing left to decide. */
+        return state == LEASE_RELEASING ? wake : min_u64(wake, r->next_check_usec);
+}
+
+static void refresher_init(struct refresher *r, struct lease_holder *h) {
+        const struct lease_config *c = &h->config;
+
+        *r = (struct refresher) { .h = h, .next_check_usec = UINT64_MAX };
+        h->next_refresh_usec = h->deadline_usec - c->ttl_usec + refresh_interval(c);
+        health_gate_init(&r->gate, c->health_stale_usec, c->health_checks ? c->health_checks : 2);
+        if (c->health_stale_usec > 0 && c->d) {
+                r->check_usec = c->health_check_usec ? c->health_check_usec : c->health_stale_usec / 4;
+                if (r->check_usec == 0)
+                        r->check_usec = 1;
+                r->next_check_usec = monotonic_usec() + r->check_usec;
         }
 }
 
 static void *refresher(void *userdata) {
-        struct lease_holder *h = userdata;
-        const struct lease_config *c = &h->config;
-        uint64_t check = 0, next_check = UINT64_MAX;
-        struct health_gate gate;
+        static enum lease_state (*const step[])(struct refresher *, enum lease_state, uint64_t) = {
+                [LEASE_HOLDING] = hold,
+                [LEASE_RETRYING] = hold,
+                [LEASE_RELEASING] = release,
+        };
+        struct refresher r;
 
-        h->next_refresh_usec = h->deadline_usec - c->ttl_usec + refresh_interval(c);
-        health_gate_init(&gate, c->health_stale_usec, c->health_checks ? c->health_checks : 2);
-        if (c->health_stale_usec > 0 && c->d) {
-                check = c->health_check_usec ? c->health_check_usec : c->health_stale_usec / 4;
-                if (check == 0)
-                        check = 1;
-                next_check = monotonic_usec() + check;
-        }
-
-        while (lease_holder_state(h) != LEASE_LOST) {
-                enum lease_state state = lease_holder_state(h);
-                uint64_t now, wake = min_u64(h->next_refresh_usec, h->deadline_usec);
-
-                if (state != LEASE_RELEASING)
-                        wake = min_u64(wake, next_check);
-                if (sleep_until(h, wake))
+        refresher_init(&r, userdata);
+        for (enum lease_state state; (state = lease_holder_state(r.h)) != LEASE_LOST;) {
+                if (sleep_until(r.h, next_wake(&r, state)))
                         break;
-                now = monotonic_usec();
-
-                if (now >= h->deadline_usec) {
-                        mark_lost(h, "lease expired: %s",
-                                  state == LEASE_RELEASING ? "the store was unreachable to release it"
-                                  : h->failures > 0 ? "the store was unreachable until its deadline"
-                                  : "the refresher ran too late (process paused or starved)");
-                        set_state(h, LEASE_LOST);
-                        break;
-                }
-                if (state != LEASE_RELEASING && now >= next_check) {
-                        next_check = now + check;
-                        if (!health_gate_check(&gate, c->d)) {
-                                log_warning("health gate closed: the main loop stopped petting; "
-                                            "releasing the lease");
-                                mark_lost(h, "the main loop was stale: lease released by the health gate");
-                                set_state(h, LEASE_RELEASING);
-                                h->failures = 0;
-                                release_gated(h);
-                                continue;
-                        }
-                }
-                if (now >= h->next_refresh_usec) {
-                        if (state == LEASE_RELEASING)
-                                release_gated(h);
-                        else
-                                renew(h);
-                }
+                uint64_t now = monotonic_usec();
+                set_state(r.h, now >= r.h->deadline_usec ? expire(r.h, state) : step[state](&r, state, now));
         }
         return NULL;
 }
