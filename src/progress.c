@@ -111,7 +111,7 @@ SDLIVE_EXPORT void sdlive_progress_beat(sdlive_progress *p) {
          * schedule alone (one relaxed load). */
         if (__builtin_expect(atomic_load_explicit(&d->stalled_loop, memory_order_relaxed) == p, 0) &&
             atomic_exchange(&d->stalled_loop, NULL) == p)
-                sdlive_watchdog_hasten(d);
+                sdlive_schedule_hasten(d);
 }
 
 SDLIVE_EXPORT void sdlive_progress_park(sdlive_progress *p) {
@@ -127,7 +127,7 @@ SDLIVE_EXPORT sdlive_progress *sdlive_progress_unregister(sdlive_progress *p) {
         /* A stalled loop that goes away no longer withholds anything. */
         if (atomic_load(&p->owner->stalled_loop) == p) {
                 atomic_store(&p->owner->stalled_loop, NULL);
-                sdlive_watchdog_hasten(p->owner);
+                sdlive_schedule_hasten(p->owner);
         }
         (void) pthread_mutex_unlock(&p->owner->progress_lock);
         return NULL;

@@ -89,6 +89,8 @@ struct sdlive {
         /* A stall was reported (STATUS=) and keepalives are withheld until
          * a due pet finds every loop moving again. */
         _Atomic bool stall_reported;
+
+        /* Schedule (schedule.c): the timerfd following next_due. */
         _Atomic int timer_fd;              /* created on demand, -1 before */
         pthread_mutex_t timer_lock;
 
@@ -161,12 +163,17 @@ int sdlive_watchdog_parse_env(const char *usec_env, const char *pid_env, pid_t s
 
 /* watchdog.c */
 int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override);
-void sdlive_watchdog_done(sdlive *d);
-/* Makes a keepalive due now (while tracked): the timerfd and every thread
- * sleeping in sdlive_idle()/sdlive_wait_fd() see it at once. */
-void sdlive_watchdog_hasten(sdlive *d);
 /* The handle's clock was replaced (clock.c). */
 void sdlive_watchdog_clock_changed(sdlive *d);
+
+/* schedule.c */
+void sdlive_schedule_done(sdlive *d);
+/* Points the timerfd, if one was created, at next_due (disarmed when
+ * untracked). In a forked child: nothing. */
+void sdlive_schedule_rearm(sdlive *d);
+/* Makes a keepalive due now (while tracked): the timerfd and every thread
+ * sleeping in sdlive_idle()/sdlive_wait_fd() see it at once. */
+void sdlive_schedule_hasten(sdlive *d);
 
 /* idle.c */
 int sdlive_stop_init(sdlive *d);

@@ -99,7 +99,7 @@ SDLIVE_EXPORT sdlive *sdlive_free(sdlive *d) {
         if (!d)
                 return NULL;
         sdlive_stop_done(d);
-        sdlive_watchdog_done(d);
+        sdlive_schedule_done(d);
         sdlive_notify_close(d);
         sdlive_progress_done(d);
         (void) pthread_mutex_destroy(&d->status_lock);

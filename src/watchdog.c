@@ -20,13 +20,16 @@
  *
  * A forked child's copy of the handle is unsupervised: the due path checks
  * the process id (once per interval, never on the not-due path).
+ *
+ * The due path asks the progress check which loop, if any, is stalled, and
+ * decides here what to withhold, report and send. The timerfd and the
+ * early "due now" of a recovering loop are schedule.c's.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,47 +106,6 @@ void sdlive_watchdog_clock_changed(sdlive *d) {
         update_coarse_slack(d);
 }
 
-void sdlive_watchdog_done(sdlive *d) {
-        int fd = atomic_load(&d->timer_fd);
-
-        if (fd >= 0)
-                (void) close(fd);
-        atomic_store(&d->timer_fd, -1);
-        (void) pthread_mutex_destroy(&d->timer_lock);
-}
-
-/* Points the timerfd, if any, at the current next_due. Serialized so the
- * last writer always sets the newest deadline. A forked child shares the
- * timerfd with its parent and leaves it alone. */
-static void rearm_timer(sdlive *d) {
-        struct itimerspec its = { 0 };
-        uint64_t due;
-        int fd;
-
-        if (atomic_load_explicit(&d->timer_fd, memory_order_acquire) < 0 || !sdlive_owner(d))
-                return;
-        (void) pthread_mutex_lock(&d->timer_lock);
-        fd = atomic_load(&d->timer_fd);
-        due = atomic_load(&d->next_due);
-        if (due != SDLIVE_NOT_TRACKED) {
-                /* it_value zero would disarm: "due now" is 1 ns. */
-                its.it_value.tv_sec = (time_t) (due / SDLIVE_USEC_PER_SEC);
-                its.it_value.tv_nsec = (long) (due % SDLIVE_USEC_PER_SEC) * 1000;
-                if (due == 0)
-                        its.it_value.tv_nsec = 1;
-        }
-        (void) timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
-        (void) pthread_mutex_unlock(&d->timer_lock);
-}
-
-void sdlive_watchdog_hasten(sdlive *d) {
-        if (atomic_load(&d->next_due) == SDLIVE_NOT_TRACKED)
-                return;
-        atomic_store(&d->next_due, 0);
-        rearm_timer(d);
-        sdlive_wake_sleepers(d);
-}
-
 /* Reports a stall once: STATUS= names the loop, and with
  * SDLIVE_TRIGGER_ON_STALL the manager is asked to act now. */
 static void report_stall(sdlive *d, const sdlive_stall *stall) {
@@ -188,7 +150,7 @@ __attribute__((noinline)) static int pet_due(sdlive *d, uint64_t due, uint64_t n
                 if (recovered)
                         (void) sdlive_notify_resend_status(d);
         }
-        rearm_timer(d);
+        sdlive_schedule_rearm(d);
         return r;
 }
 
@@ -249,7 +211,7 @@ SDLIVE_EXPORT int sdlive_watchdog_set_timeout(sdlive *d, uint64_t usec) {
         atomic_store(&d->armed, true);
         atomic_store(&d->next_due, sdlive_usec_add(sdlive_now(d), atomic_load(&d->pet_interval)));
         update_coarse_slack(d);
-        rearm_timer(d);
+        sdlive_schedule_rearm(d);
         return r;
 }
 
@@ -259,30 +221,6 @@ SDLIVE_EXPORT uint64_t sdlive_pet_interval(const sdlive *d) {
 
 SDLIVE_EXPORT uint64_t sdlive_watchdog_next_due(const sdlive *d) {
         return d ? atomic_load(&d->next_due) : SDLIVE_NOT_TRACKED;
-}
-
-SDLIVE_EXPORT int sdlive_watchdog_fd(sdlive *d) {
-        int fd;
-
-        if (!d || atomic_load(&d->next_due) == SDLIVE_NOT_TRACKED)
-                return -ENODATA;
-        fd = atomic_load_explicit(&d->timer_fd, memory_order_acquire);
-        if (fd >= 0)
-                return fd;
-
-        (void) pthread_mutex_lock(&d->timer_lock);
-        fd = atomic_load(&d->timer_fd);
-        if (fd < 0) {
-                fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-                if (fd < 0)
-                        fd = -errno;
-                else
-                        atomic_store_explicit(&d->timer_fd, fd, memory_order_release);
-        }
-        (void) pthread_mutex_unlock(&d->timer_lock);
-        if (fd >= 0)
-                rearm_timer(d);
-        return fd;
 }
 
 SDLIVE_EXPORT int sdlive_last_pet_age(const sdlive *d, uint64_t *ret_usec) {
