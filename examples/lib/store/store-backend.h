@@ -2,17 +2,115 @@
 #ifndef SDLIVE_EXAMPLE_STORE_BACKEND_H
 #define SDLIVE_EXAMPLE_STORE_BACKEND_H
 
-/* What a backend implements. store.c validates every argument (non-NULL,
- * names at most STORE_NAME_MAX, ttl > 0 ...) before calling in, so backends
- * only deal with the database. Each backend embeds struct store first in
- * its own handle. */
+/* The seam between the store's logic, written once (store_*.c), and a
+ * backend (sqlite_*.c, pg_*.c). A backend gives the SQL text of every
+ * statement the logic names (enum store_stmt), runs it with the driver
+ * calls below, and implements what has no common shape: opening and
+ * identity, release announcements, the batched job path where it has its
+ * own. The public entry points validate every argument (non-NULL, names at
+ * most STORE_NAME_MAX, ttl > 0 ...) before anything reaches a backend.
+ * Each backend embeds struct store first in its own handle. */
 
 #include "store.h"
 
 #include <stdarg.h>
 
+/* The statements of the shared logic; each backend has one SQL text and
+ * one parameter list (struct store_sql) per entry. */
+enum store_stmt {
+        STMT_META,            /* key, value of 'schema' and 'store_id' */
+        STMT_FENCE,           /* a row while the fence holds */
+        STMT_LOG,             /* write_log row: lease, holder, generation, what */
+        STMT_LEASE_ACQUIRE,   /* name, holder, ttl -> generation, no row when held */
+        STMT_LEASE_REFRESH,   /* name, holder, generation, ttl -> rows changed */
+        STMT_LEASE_RELEASE,   /* name, holder, generation -> rows changed */
+        STMT_LEASE_READ,      /* name -> holder, generation, held, remaining */
+        STMT_LOG_SUMMARY,     /* lease -> entries, generations, overlaps */
+        STMT_SEED_BLOBS,      /* count */
+        STMT_SEED_ARTIFACTS,  /* count */
+        STMT_SEED_NODES,      /* count */
+        STMT_BLOBS_LIST,      /* after, max -> id, refcount, deleted */
+        STMT_ARTIFACTS_LIST,  /* after name (NULL: first), after version, max */
+        STMT_NODES_LIST,      /* after, max -> name, checkin, since, missing */
+        STMT_BLOB_DELETE,     /* id */
+        STMT_ARTIFACT_PRUNE,  /* name, version */
+        STMT_NODE_MISSING,    /* name */
+        STMT_NODE_CHECKIN,    /* name */
+        STMT_RUN_BEGIN,       /* total -> id */
+        STMT_RUN_NEXT,        /* run -> total, next job number */
+        STMT_RUN_FILL,        /* run, first, end */
+        STMT_JOB_CLAIM,       /* run (0: any), worker -> STORE_JOB_COLUMNS */
+        STMT_JOBS_REQUEUE,    /* worker (NULL: every worker) */
+        STMT_JOB_REQUEUE,     /* run, job, attempt -> rows changed */
+        STMT_JOB_LOCK,        /* run, job -> STORE_JOB_COLUMNS, row locked */
+        STMT_JOB_DONE,        /* run, job, outcome */
+        STMT_JOB_EXECUTED,    /* run, job */
+        STMT_RUN_COUNT,       /* run */
+        STMT_RUNS_SUMMARY,    /* max -> struct store_run_summary columns */
+        STMT_JOB_OLDEST,      /* -> STORE_JOB_COLUMNS, claimed */
+        STMT_JOB_READ,        /* run, job -> STORE_JOB_COLUMNS */
+        STMT_RUN_READ,        /* run -> struct store_run columns */
+        STMT_RUNS_UNFINISHED, /* max -> id */
+        STMT_RESULT_READ,     /* run, job, token -> done, attempt, token matches */
+        STMT_CLAIM_NEXT,      /* worker, token -> run, job, attempt */
+        STMT_N
+};
+
+/* What a backend names STMT_* by. types has one letter per parameter, in
+ * order: 'i' int64_t, 't' const char * (NULL is SQL NULL), 'b' a
+ * STORE_TOKEN_SIZE byte token (const uint8_t *), all taken from the
+ * caller's arguments; and letters the backend fills in itself (SQLite:
+ * 'L' the lease clock, 'W' the wall clock, 'B' this host's boot id).
+ * PostgreSQL's SQL reads its clock itself and uses 'i' and 't' only. A
+ * backend with its own jobs_batch leaves STMT_RESULT_READ and
+ * STMT_CLAIM_NEXT out (text NULL). */
+struct store_sql {
+        const char *text;
+        const char *types;
+};
+
+/* The rows of one statement while they are read; res and row belong to
+ * the backend. */
+struct store_rows {
+        struct store *s;
+        const char *what;
+        void *res;
+        int row, n;
+};
+
 struct store_backend {
         const char *name;
+        const struct store_sql *sql; /* STMT_N entries */
+
+        /* Driver calls. */
+        /* Connects when the handle has no usable connection. */
+        int (*connect)(struct store *s);
+        /* Runs sql[id] with the caller's parameters; rows stay readable
+         * until end(). */
+        int (*query)(struct store *s, enum store_stmt id, const char *what, struct store_rows *rows, va_list ap);
+        /* Moves to the next row: 1 a row, 0 no more, < 0 error. */
+        int (*next)(struct store_rows *rows);
+        int64_t (*int_at)(const struct store_rows *rows, int col);
+        /* "" or NULL for SQL NULL. */
+        const char *(*text_at)(const struct store_rows *rows, int col);
+        bool (*bool_at)(const struct store_rows *rows, int col);
+        void (*end)(struct store_rows *rows);
+        /* Runs sql[id] to the end: the rows it changed (PostgreSQL: or returned). */
+        int (*exec)(struct store *s, enum store_stmt id, const char *what, va_list ap);
+        int (*begin)(struct store *s);
+        int (*commit)(struct store *s);
+        /* Ends a failed transaction, keeps the message of r, returns r. */
+        int (*abort)(struct store *s, int r);
+        /* Inside a write transaction: 0 while the store open is the one the
+         * handle is bound to, else -ESTALE. NULL: STMT_FENCE checks it. */
+        int (*still_bound)(struct store *s);
+        /* Announces a committed release. NULL: STMT_LEASE_RELEASE does. */
+        void (*announce_release)(struct store *s);
+        /* A single statement that reads before it writes takes the write
+         * lock first (BEGIN ... COMMIT around it). */
+        bool lock_single_writes;
+
+        /* Opening, identity and connection. */
         void (*close)(struct store *s);
         int (*reconnect)(struct store *s);
         int (*set_lock_timeout)(struct store *s, uint64_t usec);
@@ -24,44 +122,15 @@ struct store_backend {
         int (*follow_store)(struct store *s);
         const char *(*identity)(const struct store *s);
 
-        int (*lease_acquire)(struct store *s, const char *name, const char *holder,
-                             uint64_t ttl_usec, uint64_t *ret_generation);
-        int (*lease_refresh)(struct store *s, const char *name, const char *holder,
-                             uint64_t generation, uint64_t ttl_usec);
-        int (*lease_release)(struct store *s, const char *name, const char *holder,
-                             uint64_t generation);
-        int (*lease_read)(struct store *s, const char *name, struct store_lease_info *ret);
+        /* Release announcements (store.h, store_lease_listen()). */
         int (*lease_listen)(struct store *s, int *ret_fd);
         int (*lease_notified)(struct store *s);
         int (*lease_unlisten)(struct store *s);
-        int (*log_summary)(struct store *s, const char *lease, struct store_log_summary *ret);
 
-        int (*seed_inventory)(struct store *s, uint64_t blobs, uint64_t artifacts, uint64_t nodes);
-        int (*blobs_list)(struct store *s, int64_t after_id, struct store_blob *out, size_t max);
-        int (*artifacts_list)(struct store *s, const struct store_artifact *after,
-                              struct store_artifact *out, size_t max);
-        int (*nodes_list)(struct store *s, const char *after_name, struct store_node *out, size_t max);
-        int (*blob_mark_deleted)(struct store *s, const struct store_fence *f, int64_t id);
-        int (*artifact_prune)(struct store *s, const struct store_fence *f, const char *name,
-                              int64_t version);
-        int (*node_mark_missing)(struct store *s, const struct store_fence *f, const char *name);
-        int (*node_checkin)(struct store *s, const char *name);
-
-        int (*job_claim)(struct store *s, const struct store_fence *f, uint64_t run,
-                         const char *worker, struct store_job *ret);
-        int (*jobs_requeue)(struct store *s, const struct store_fence *f, const char *worker);
-        int (*job_requeue)(struct store *s, const struct store_fence *f, uint64_t run,
-                           uint32_t job, uint32_t attempt);
-        int (*job_record)(struct store *s, const struct store_fence *f, uint64_t run,
-                          uint32_t job, uint32_t attempt, int64_t outcome);
+        /* The batched job path; NULL: statement by statement
+         * (store_batch.c) with STMT_RESULT_READ and STMT_CLAIM_NEXT. Called
+         * with a checked batch whose counters are zero and tokens drawn. */
         int (*jobs_batch)(struct store *s, const struct store_fence *f, struct store_job_batch *b);
-        int (*run_begin)(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run);
-        int (*run_fill)(struct store *s, const struct store_fence *f, uint64_t run, uint32_t max);
-        int (*runs_summary)(struct store *s, struct store_run_summary *out, size_t max);
-        int (*job_oldest_in_flight)(struct store *s, struct store_job *ret, int64_t *claimed_usec);
-        int (*job_read)(struct store *s, uint64_t run, uint32_t job, struct store_job *ret);
-        int (*run_read)(struct store *s, uint64_t run, struct store_run *ret);
-        int (*runs_unfinished)(struct store *s, uint64_t *ids, size_t max);
 };
 
 struct store {
@@ -76,6 +145,12 @@ int store_sqlite_open(const char *path, bool readonly, struct store **ret, char 
 int store_pg_open(const char *conninfo, bool readonly, struct store **ret, char *errbuf, size_t errlen);
 #endif
 
+/* The schema version both backends create and accept. */
+#define STORE_SCHEMA_VERSION "1"
+
+/* The columns STMT_JOB_* return, in this order, read by store_job_from_row(). */
+#define STORE_JOB_COLUMNS "run, job, status, attempt, worker, outcome, executions"
+
 /* Fills id with a new random store identity (STORE_ID_MAX hex digits). */
 int store_new_identity(char id[STORE_ID_MAX + 1]);
 
@@ -85,6 +160,53 @@ int store_vfail(struct store *s, int r, const char *fmt, va_list ap) __attribute
 
 /* Copies a text column into a STORE_NAME_MAX buffer, "" for NULL. */
 void store_copy_name(char dst[STORE_NAME_MAX + 1], const char *src);
+
+/* Driver calls by statement (store_fence.c). store_query() leaves rows
+ * open for store_rows_next() and friends until store_rows_end(); the
+ * others return what the backend's exec returns. */
+int store_query(struct store *s, struct store_rows *rows, enum store_stmt id, const char *what, ...);
+int store_exec(struct store *s, enum store_stmt id, const char *what, ...);
+int store_rows_next(struct store_rows *rows);
+int64_t store_rows_int(const struct store_rows *rows, int col);
+const char *store_rows_text(const struct store_rows *rows, int col);
+bool store_rows_bool(const struct store_rows *rows, int col);
+void store_rows_end(struct store_rows *rows);
+/* Runs a query that returns at most one row: 1 with the row open (end it),
+ * 0 none (ended), < 0 error (ended). */
+int store_query_row(struct store *s, struct store_rows *rows, enum store_stmt id, const char *what, ...);
+
+/* Fills an item (of a list) from the current row. */
+typedef void (*store_row_fn)(const struct store_rows *rows, void *item);
+/* Checks that out has room for 1 to INT32_MAX items, connects, runs a
+ * query and fills up to max items of size bytes at out, one per row, with
+ * fill. Returns how many. */
+int store_read_rows(struct store *s, void *out, size_t size, size_t max, store_row_fn fill,
+                    enum store_stmt id, const char *what, ...);
+
+/* Begins a write transaction that holds only while f is the live lease of
+ * the store incarnation that issued it (f->store_id, or the one the handle
+ * is bound to); -ESTALE otherwise, with nothing left open. */
+int store_fence_begin(struct store *s, const struct store_fence *f);
+/* Logs the write described by `what` under f and commits; on failure the
+ * transaction is rolled back. */
+int store_fence_commit(struct store *s, const struct store_fence *f, const char *what);
+/* One fenced statement, logged as `what`: returns the rows it changed. */
+int store_fenced_exec(struct store *s, const struct store_fence *f, const char *what, enum store_stmt id, ...);
+
+/* Reads the schema version (must be STORE_SCHEMA_VERSION) and the store's
+ * identity into id ("" for a store made before identities). `where` names
+ * the store in messages. */
+int store_meta_read(struct store *s, char id[STORE_ID_MAX + 1], const char *where);
+/* -ESTALE with a message unless current is the bound identity. */
+int store_identity_check(struct store *s, const char *current, const char *bound, const char *where);
+
+/* Fills a struct store_job from the STORE_JOB_COLUMNS of the current row. */
+void store_job_from_row(const struct store_rows *rows, struct store_job *j);
+/* What a RESULT of attempt `attempt` finds on a job whose current attempt
+ * is `current`: -EINVAL never assigned, STORE_RECORD_STALE_ATTEMPT,
+ * -EPERM a token that is not the assignment's (unless tokens are not
+ * checked), STORE_RECORD_DUPLICATE already done, STORE_RECORD_COUNTED. */
+int store_record_verdict(uint32_t attempt, uint32_t current, bool token_ok, bool done);
 
 /* The write-log overlap check, one SQL text for both dialects once
  * placeholders are spelled: "$1" (PostgreSQL) is "?1" in SQLite. */

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SDLIVE_EXAMPLE_STORE_PG_H
+#define SDLIVE_EXAMPLE_STORE_PG_H
+
+/* The PostgreSQL backend's handle and what its files share: the driver
+ * (pg_driver.c), connecting and identity (pg_open.c), release
+ * announcements (pg_listen.c), the pipelined job batch (pg_batch.c) and
+ * the SQL (pg_sql.c). */
+
+#include "store-backend.h"
+
+#include <libpq-fe.h>
+
+/* Our statements take their own time far below this; the rest is slack
+ * for a busy server. */
+#define PG_QUERY_SLACK_USEC UINT64_C(4000000)
+
+/* Microseconds since the epoch on the database clock. */
+#define PG_NOW_USEC "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
+
+/* The channel a release is announced on. */
+#define PG_RELEASED_CHANNEL "sdlive_lease_released"
+
+struct store_pg {
+        struct store base; /* first: struct store * converts to this */
+        PGconn *conn;
+        unsigned job_prepared; /* bit i: batch statement i is prepared on conn */
+        char *conninfo;
+        uint64_t lock_timeout_usec;
+        uint64_t connections;      /* connections made so far */
+        uint64_t listening_on;     /* the connection LISTENing (its number), 0: none */
+        bool readonly;
+        bool opened;                      /* once: never create the schema again */
+        char store_id[STORE_ID_MAX + 1];  /* of the schema connected to now */
+        char bound_id[STORE_ID_MAX + 1];  /* of the incarnation we are bound to */
+};
+
+static inline struct store_pg *to_pg(struct store *s) {
+        return (struct store_pg *) s;
+}
+
+extern const struct store_backend pg_backend;
+/* The statements of enum store_stmt. */
+extern const struct store_sql pg_sql[STMT_N];
+
+/* The statements of the pipelined job batch, prepared once per
+ * connection (pg_sql.c), and their parameter counts. */
+enum { JQ_FENCE, JQ_RECORD, JQ_REQUEUE, JQ_CLAIM, JQ_LOG, JQ_N };
+extern const char *const pg_batch_sql[JQ_N];
+extern const int pg_batch_params[JQ_N];
+
+/* Drops the connection (and what was prepared on it). */
+void pg_disconnect(struct store_pg *p);
+/* Records "what: libpq's message" on the handle, one line; returns r. */
+int pg_fail_conn(struct store_pg *p, int r, const char *what);
+/* Waits for the complete answer to the query just sent, under the query
+ * deadline. Returns the last result (the first failed one, if any) or
+ * NULL with *err set; on timeout or a broken connection the connection is
+ * dropped. */
+PGresult *pg_await_result(struct store_pg *p, const char *what, int *err);
+/* 0 for a successful result, else -errno with the reason recorded. */
+int pg_check_result(struct store_pg *p, PGresult *res, const char *what);
+/* Runs a script of several statements (simple query protocol). */
+int pg_exec_script(struct store_pg *p, const char *what, const char *sql);
+/* Runs sql with one text parameter $1 (NULL: none): the rows it returned
+ * or changed. */
+int pg_exec_text(struct store_pg *p, const char *what, const char *sql, const char *param);
+int64_t pg_int_value(const PGresult *res, int row, int col);
+bool pg_bool_value(const PGresult *res, int row, int col);
+
+/* The driver calls of struct store_backend (pg_driver.c). */
+int pg_need_conn(struct store *s);
+int pg_query(struct store *s, enum store_stmt id, const char *what, struct store_rows *rows, va_list ap);
+int pg_next(struct store_rows *rows);
+int64_t pg_int_at(const struct store_rows *rows, int col);
+const char *pg_text_at(const struct store_rows *rows, int col);
+bool pg_bool_at(const struct store_rows *rows, int col);
+void pg_end(struct store_rows *rows);
+int pg_exec(struct store *s, enum store_stmt id, const char *what, va_list ap);
+int pg_begin(struct store *s);
+int pg_commit(struct store *s);
+int pg_abort(struct store *s, int r);
+
+/* Connecting and identity (pg_open.c). */
+int pg_connect(struct store_pg *p);
+void pg_close(struct store *s);
+int pg_reconnect(struct store *s);
+int pg_set_lock_timeout(struct store *s, uint64_t usec);
+int pg_same_store(struct store *s);
+int pg_follow_store(struct store *s);
+const char *pg_identity(const struct store *s);
+
+/* Release announcements (pg_listen.c). */
+int pg_lease_listen(struct store *s, int *ret_fd);
+int pg_lease_notified(struct store *s);
+int pg_lease_unlisten(struct store *s);
+
+/* The job batch as one pipeline (pg_batch.c). */
+int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b);
+
+#endif

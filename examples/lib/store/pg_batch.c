@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: MIT */
+/* The PostgreSQL job batch: the whole batch as one pipeline (BEGIN, the
+ * fence, every RESULT, the requeues, the claims) on statements prepared
+ * once per connection, then the write-log row and COMMIT as a second
+ * one (docs/store.md, "The batched job path"). Arrays travel as text
+ * literals ("{1,2,3}"), tokens as hex. */
+
+#include "pg.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monotonic.h"
+
+static void job_statement_name(char name[16], int which) {
+        snprintf(name, 16, "sdlive_job%d", which);
+}
+
+/* Prepares the job statements this connection does not have yet. */
+static int prepare_job_statements(struct store_pg *p) {
+        char name[16];
+        PGresult *res;
+        int r = 0;
+
+        for (int which = 0; which < JQ_N; which++) {
+                if (p->job_prepared & 1u << which)
+                        continue;
+                job_statement_name(name, which);
+                if (!PQsendPrepare(p->conn, name, pg_batch_sql[which], pg_batch_params[which], NULL)) {
+                        r = pg_fail_conn(p, -ECONNRESET, "prepare");
+                        pg_disconnect(p);
+                        return r;
+                }
+                res = pg_await_result(p, "prepare", &r);
+                if (!res)
+                        return r;
+                r = pg_check_result(p, res, "prepare");
+                PQclear(res);
+                if (r < 0)
+                        return r;
+                p->job_prepared |= 1u << which;
+        }
+        return 0;
+}
+
+static int send_job(struct store_pg *p, int which, const char *const *values) {
+        char name[16];
+
+        job_statement_name(name, which);
+        if (PQsendQueryPrepared(p->conn, name, pg_batch_params[which], values, NULL, NULL, 0))
+                return 0;
+        return pg_fail_conn(p, -ECONNRESET, "send");
+}
+
+/* The next result of the pipeline, waiting at most until deadline. NULL
+ * with *err = 0 is the end of one statement's results. */
+static PGresult *pipe_next(struct store_pg *p, uint64_t deadline, int *err) {
+        *err = 0;
+        while (PQisBusy(p->conn)) {
+                uint64_t now = monotonic_usec();
+                struct pollfd pfd = { .fd = PQsocket(p->conn), .events = POLLIN };
+
+                if (now >= deadline) {
+                        *err = store_fail(&p->base, -ETIMEDOUT, "job batch: no answer from the store within %llu ms",
+                                          (unsigned long long) ((p->lock_timeout_usec + PG_QUERY_SLACK_USEC) / 1000));
+                        return NULL;
+                }
+                if (poll(&pfd, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR) {
+                        *err = store_fail(&p->base, -errno, "job batch: poll: %m");
+                        return NULL;
+                }
+                if (!PQconsumeInput(p->conn)) {
+                        *err = pg_fail_conn(p, -ECONNRESET, "job batch");
+                        return NULL;
+                }
+        }
+        return PQgetResult(p->conn);
+}
+
+/* Takes one statement's result (and the NULL after it). Returns 0 with
+ * *ret to PQclear(), or < 0: the statement failed (the first failure of
+ * the pipeline has the reason; later statements were skipped). */
+static int pipe_take(struct store_pg *p, uint64_t deadline, const char *what, bool fence, PGresult **ret) {
+        PGresult *res, *end;
+        int r;
+
+        *ret = NULL;
+        res = pipe_next(p, deadline, &r);
+        if (!res) {
+                r = r < 0 ? r : pg_fail_conn(p, -ECONNRESET, what);
+                pg_disconnect(p);
+                return r;
+        }
+        end = pipe_next(p, deadline, &r);
+        PQclear(end);
+        if (r < 0) {
+                PQclear(res);
+                pg_disconnect(p);
+                return r;
+        }
+        if (PQresultStatus(res) == PGRES_PIPELINE_ABORTED) {
+                PQclear(res);
+                return -ECANCELED;
+        }
+        if (PQresultStatus(res) == PGRES_FATAL_ERROR && fence) {
+                const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+                if (state && strcmp(state, "22012") == 0) {
+                        PQclear(res);
+                        return -ESTALE;
+                }
+        }
+        r = pg_check_result(p, res, what);
+        if (r < 0) {
+                PQclear(res);
+                return r;
+        }
+        *ret = res;
+        return 0;
+}
+
+/* Waits for the pipeline's sync point and leaves pipeline mode. */
+static int pipe_end(struct store_pg *p, uint64_t deadline) {
+        int r;
+
+        for (;;) {
+                PGresult *res = pipe_next(p, deadline, &r);
+                if (r < 0)
+                        return r;
+                if (!res)
+                        continue;
+                ExecStatusType st = PQresultStatus(res);
+                PQclear(res);
+                if (st == PGRES_PIPELINE_SYNC)
+                        break;
+        }
+        if (!PQexitPipelineMode(p->conn))
+                return pg_fail_conn(p, -EPROTO, "leave pipeline mode");
+        return 0;
+}
+
+static void hex_token(char out[2 * STORE_TOKEN_SIZE + 1], const uint8_t *t) {
+        for (int i = 0; i < STORE_TOKEN_SIZE; i++)
+                snprintf(out + 2 * i, 3, "%02x", t[i]);
+}
+
+static void unhex_token(uint8_t *t, const char *hex) {
+        for (int i = 0; i < STORE_TOKEN_SIZE && hex[2 * i] && hex[2 * i + 1]; i++) {
+                char b[3] = { hex[2 * i], hex[2 * i + 1], 0 };
+                t[i] = (uint8_t) strtoul(b, NULL, 16);
+        }
+}
+
+/* The parameters of one batch: array literals built with open_memstream(). */
+enum { A_RUN, A_JOB, A_ATTEMPT, A_TOKEN, A_OUTCOME, A_RQ_RUN, A_RQ_JOB, A_RQ_ATTEMPT, A_N };
+
+struct batch_text {
+        FILE *f[A_N];
+        char *text[A_N];
+        size_t len[A_N];
+        char **claim_tokens; /* one literal per claim request */
+        char (*claim_want)[16];
+        char gen[24];
+};
+
+static void batch_text_free(struct batch_text *t, size_t n_claims) {
+        for (int i = 0; i < A_N; i++) {
+                if (t->f[i])
+                        fclose(t->f[i]);
+                free(t->text[i]);
+        }
+        if (t->claim_tokens)
+                for (size_t i = 0; i < n_claims; i++)
+                        free(t->claim_tokens[i]);
+        free(t->claim_tokens);
+        free(t->claim_want);
+}
+
+static void put(FILE *f, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(FILE *f, size_t i, const char *fmt, ...) {
+        va_list ap;
+
+        if (i)
+                fputc(',', f);
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+}
+
+static int batch_text_build(struct store_pg *p, const struct store_job_batch *b, struct batch_text *t) {
+        char hex[2 * STORE_TOKEN_SIZE + 1];
+        int r = 0;
+
+        for (int i = 0; i < A_N; i++) {
+                t->f[i] = open_memstream(&t->text[i], &t->len[i]);
+                if (!t->f[i])
+                        return store_fail(&p->base, -ENOMEM, "out of memory");
+                fputc('{', t->f[i]);
+        }
+        for (size_t i = 0; i < b->n_results; i++) {
+                const struct store_result *x = &b->results[i];
+                bool bad = x->status < 0;
+                hex_token(hex, x->token);
+                put(t->f[A_RUN], i, "%llu", (unsigned long long) (bad ? 0 : x->run));
+                put(t->f[A_JOB], i, "%u", bad ? 0 : x->job);
+                put(t->f[A_ATTEMPT], i, "%u", bad ? 0 : x->attempt);
+                put(t->f[A_TOKEN], i, "%s", hex);
+                put(t->f[A_OUTCOME], i, "%lld", (long long) x->outcome);
+        }
+        for (size_t i = 0; i < b->n_requeues; i++) {
+                const struct store_requeue *x = &b->requeues[i];
+                put(t->f[A_RQ_RUN], i, "%llu", (unsigned long long) x->run);
+                put(t->f[A_RQ_JOB], i, "%u", x->job);
+                put(t->f[A_RQ_ATTEMPT], i, "%u", x->attempt);
+        }
+        for (int i = 0; i < A_N; i++) {
+                fputc('}', t->f[i]);
+                if (fclose(t->f[i]) != 0)
+                        r = store_fail(&p->base, -ENOMEM, "out of memory");
+                t->f[i] = NULL;
+        }
+        if (r < 0)
+                return r;
+        t->claim_tokens = calloc(b->n_claims + 1, sizeof(char *));
+        t->claim_want = calloc(b->n_claims + 1, sizeof(*t->claim_want));
+        if (!t->claim_tokens || !t->claim_want)
+                return store_fail(&p->base, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < b->n_claims; i++) {
+                const struct store_claim_request *c = &b->claims[i];
+                size_t len;
+                FILE *f = open_memstream(&t->claim_tokens[i], &len);
+                if (!f)
+                        return store_fail(&p->base, -ENOMEM, "out of memory");
+                fputc('{', f);
+                for (unsigned k = 0; k < c->want; k++) {
+                        hex_token(hex, c->out[k].token);
+                        put(f, k, "%s", hex);
+                }
+                fputc('}', f);
+                if (fclose(f) != 0)
+                        return store_fail(&p->base, -ENOMEM, "out of memory");
+                snprintf(t->claim_want[i], sizeof(t->claim_want[i]), "%u", c->want);
+        }
+        return 0;
+}
+
+/* What the RESULTs found; the same job twice in one batch counts once. */
+static void read_record(const PGresult *res, struct store_job_batch *b) {
+        for (size_t i = 0; i < b->n_results; i++)
+                if (b->results[i].status == 0)
+                        b->results[i].status = -ENOENT; /* unless its row is found */
+        for (int row = 0; row < PQntuples(res); row++) {
+                size_t i = (size_t) pg_int_value(res, row, 0) - 1;
+                struct store_result *x;
+                if (i >= b->n_results || PQgetisnull(res, row, 1) || b->results[i].status != -ENOENT)
+                        continue;
+                x = &b->results[i];
+                x->status = store_record_verdict(x->attempt, (uint32_t) pg_int_value(res, row, 2),
+                                                 pg_bool_value(res, row, 3),
+                                                 strcmp(PQgetvalue(res, row, 1), "done") == 0);
+        }
+        for (size_t i = 0; i < b->n_results; i++) {
+                if (b->results[i].status != STORE_RECORD_COUNTED)
+                        continue;
+                for (size_t k = 0; k < i; k++)
+                        if (b->results[k].status == STORE_RECORD_COUNTED &&
+                            b->results[k].run == b->results[i].run && b->results[k].job == b->results[i].job) {
+                                b->results[i].status = STORE_RECORD_DUPLICATE;
+                                break;
+                        }
+                b->counted += b->results[i].status == STORE_RECORD_COUNTED;
+        }
+}
+
+static void read_requeue(const PGresult *res, struct store_job_batch *b) {
+        for (int row = 0; row < PQntuples(res); row++)
+                for (size_t i = 0; i < b->n_requeues; i++)
+                        if (!b->requeues[i].requeued && b->requeues[i].run == (uint64_t) pg_int_value(res, row, 0) &&
+                            b->requeues[i].job == (uint32_t) pg_int_value(res, row, 1)) {
+                                b->requeues[i].requeued = true;
+                                b->requeued++;
+                                break;
+                        }
+}
+
+static void read_claim(const PGresult *res, struct store_claim_request *c) {
+        c->got = (unsigned) PQntuples(res);
+        if (c->got > c->want)
+                c->got = c->want;
+        for (unsigned i = 0; i < c->got; i++) {
+                c->out[i].run = (uint64_t) pg_int_value(res, (int) i, 0);
+                c->out[i].job = (uint32_t) pg_int_value(res, (int) i, 1);
+                c->out[i].attempt = (uint32_t) pg_int_value(res, (int) i, 2);
+                unhex_token(c->out[i].token, PQgetvalue(res, (int) i, 3));
+        }
+}
+
+/* Sends the whole batch as one pipeline (BEGIN, the fence, the RESULTs,
+ * the requeues, the claims) and reads what each statement did. */
+static int batch_round(struct store_pg *p, const struct store_fence *f, struct store_job_batch *b,
+                       struct batch_text *t, uint64_t deadline) {
+        PGresult *res;
+        int r = 0, first = 0;
+
+        if (!PQenterPipelineMode(p->conn))
+                return pg_fail_conn(p, -EPROTO, "enter pipeline mode");
+        if (!PQsendQueryParams(p->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
+                r = pg_fail_conn(p, -ECONNRESET, "begin transaction");
+        if (r >= 0)
+                r = send_job(p, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen,
+                                                                  f->store_id ? f->store_id : p->bound_id });
+        if (r >= 0 && b->n_results)
+                r = send_job(p, JQ_RECORD, (const char *const[]) { t->text[A_RUN], t->text[A_JOB],
+                                                                   t->text[A_ATTEMPT], t->text[A_TOKEN],
+                                                                   t->text[A_OUTCOME] });
+        if (r >= 0 && b->n_requeues)
+                r = send_job(p, JQ_REQUEUE, (const char *const[]) { t->text[A_RQ_RUN], t->text[A_RQ_JOB],
+                                                                    t->text[A_RQ_ATTEMPT] });
+        for (size_t i = 0; r >= 0 && i < b->n_claims; i++)
+                if (b->claims[i].want)
+                        r = send_job(p, JQ_CLAIM, (const char *const[]) { b->claims[i].worker,
+                                                                          t->claim_tokens[i], t->claim_want[i] });
+        if (r >= 0 && !PQpipelineSync(p->conn))
+                r = pg_fail_conn(p, -ECONNRESET, "send");
+        if (r < 0) {
+                pg_disconnect(p);
+                return r;
+        }
+
+#define TAKE(what, then)                                           \
+        do {                                                       \
+                int t_ = pipe_take(p, deadline, what, false, &res); \
+                if (t_ == 0 && first == 0) {                       \
+                        then;                                      \
+                }                                                  \
+                if (t_ < 0 && first == 0)                          \
+                        first = t_;                                \
+                PQclear(res);                                      \
+                if (!p->conn)                                      \
+                        return first;                              \
+        } while (0)
+        TAKE("begin transaction", (void) 0);
+        r = pipe_take(p, deadline, "check lease", true, &res);
+        PQclear(res);
+        if (!p->conn)
+                return first < 0 ? first : r;
+        if (first == 0 && r < 0)
+                first = r;
+        if (b->n_results)
+                TAKE("record results", read_record(res, b));
+        if (b->n_requeues)
+                TAKE("requeue jobs", read_requeue(res, b));
+        for (size_t i = 0; i < b->n_claims; i++)
+                if (b->claims[i].want)
+                        TAKE("claim jobs", (read_claim(res, &b->claims[i]), b->claimed += b->claims[i].got));
+#undef TAKE
+        r = pipe_end(p, deadline);
+        if (r < 0) {
+                pg_disconnect(p);
+                return r;
+        }
+        if (first == -ESTALE)
+                store_fail(&p->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
+                           f->lease, f->holder, (unsigned long long) f->generation);
+        return first;
+}
+
+/* The write-log row and COMMIT, one more pipeline. */
+static int log_and_commit(struct store_pg *p, const struct store_fence *f, const char *gen, const char *what,
+                          uint64_t deadline) {
+        PGresult *res;
+        int r = 0, first;
+
+        if (!PQenterPipelineMode(p->conn))
+                return pg_fail_conn(p, -EPROTO, "enter pipeline mode");
+        r = send_job(p, JQ_LOG, (const char *const[]) { f->lease, f->holder, gen, what });
+        if (r >= 0 && !PQsendQueryParams(p->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0))
+                r = pg_fail_conn(p, -ECONNRESET, "commit");
+        if (r >= 0 && !PQpipelineSync(p->conn))
+                r = pg_fail_conn(p, -ECONNRESET, "send");
+        if (r < 0) {
+                pg_disconnect(p);
+                return r;
+        }
+        first = pipe_take(p, deadline, "log write", false, &res);
+        PQclear(res);
+        if (!p->conn)
+                return first;
+        r = pipe_take(p, deadline, "commit", false, &res);
+        PQclear(res);
+        if (!p->conn)
+                return first < 0 ? first : r;
+        if (first == 0)
+                first = r;
+        r = pipe_end(p, deadline);
+        if (r < 0) {
+                pg_disconnect(p);
+                return r;
+        }
+        return first;
+}
+
+int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+        struct store_pg *p = to_pg(s);
+        struct batch_text t = { 0 };
+        uint64_t deadline;
+        char what[128];
+        int r;
+
+        if ((r = pg_need_conn(s)) < 0 || (r = prepare_job_statements(p)) < 0)
+                return r;
+        snprintf(t.gen, sizeof t.gen, "%llu", (unsigned long long) f->generation);
+        r = batch_text_build(p, b, &t);
+        if (r < 0)
+                goto out;
+        deadline = monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC;
+        r = batch_round(p, f, b, &t, deadline);
+        if (r < 0 || (!b->counted && !b->requeued && !b->claimed)) {
+                r = pg_abort(s, r < 0 ? r : 0);
+                goto out;
+        }
+        if (b->inside)
+                b->inside(b->userdata, b);
+        snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
+                 b->requeued, b->claimed);
+        r = log_and_commit(p, f, t.gen, what, monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC);
+        if (r < 0)
+                r = pg_abort(s, r);
+out:
+        batch_text_free(&t, b->n_claims);
+        return r;
+}

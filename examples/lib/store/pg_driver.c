@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* The PostgreSQL driver: parameters sent as text by type letter, every
+ * answer awaited under a client-side deadline (lock timeout + 4 s: a
+ * server that stops answering cannot hang the caller), rows, transactions,
+ * and SQLSTATEs mapped to -errno. A lost or timed-out connection fails
+ * that call as "unavailable"; the next call connects again. */
+
+#include "pg.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monotonic.h"
+
+#define MAX_PARAMS 8
+
+void pg_disconnect(struct store_pg *p) {
+        p->job_prepared = 0;
+        PQfinish(p->conn);
+        p->conn = NULL;
+}
+
+/* libpq's messages span lines ("...failed: ...\n\tIs the server running
+ * ...?\n"); ours are one line. */
+static void trim(char *msg) {
+        char *out = msg;
+        bool space = false;
+
+        for (const char *in = msg; *in; in++) {
+                if (*in == '\n' || *in == '\t' || *in == ' ') {
+                        space = true;
+                        continue;
+                }
+                if (space && out != msg)
+                        *out++ = ' ';
+                space = false;
+                *out++ = *in;
+        }
+        *out = '\0';
+}
+
+int pg_fail_conn(struct store_pg *p, int r, const char *what) {
+        int ret = store_fail(&p->base, r, "%s: %s", what,
+                             p->conn ? PQerrorMessage(p->conn) : "not connected");
+        trim(p->base.errmsg);
+        return ret;
+}
+
+static int errno_from_sqlstate(const char *state) {
+        if (!state)
+                return -ECONNRESET; /* client-side failure: the connection */
+        if (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
+            strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0 ||
+            strcmp(state, "25P03") == 0)
+                return -ECONNRESET;
+        if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
+                return -EAGAIN;
+        if (strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0)
+                return -ETIMEDOUT;
+        if (strcmp(state, "53100") == 0)
+                return -ENOSPC;
+        if (strncmp(state, "53", 2) == 0 || strncmp(state, "58", 2) == 0)
+                return -EIO;
+        if (strcmp(state, "25006") == 0)
+                return -EROFS;
+        if (strcmp(state, "23505") == 0)
+                return -EEXIST;
+        if (strncmp(state, "23", 2) == 0 || strncmp(state, "22", 2) == 0)
+                return -EINVAL;
+        return -EPROTO;
+}
+
+PGresult *pg_await_result(struct store_pg *p, const char *what, int *err) {
+        uint64_t deadline = monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC;
+        PGresult *keep = NULL, *res;
+
+        for (;;) {
+                while (PQisBusy(p->conn)) {
+                        uint64_t now = monotonic_usec();
+                        struct pollfd pfd = { .fd = PQsocket(p->conn), .events = POLLIN };
+
+                        if (now >= deadline) {
+                                PQclear(keep);
+                                *err = store_fail(&p->base, -ETIMEDOUT, "%s: no answer from the store within %llu ms",
+                                                  what, (unsigned long long) ((p->lock_timeout_usec + PG_QUERY_SLACK_USEC) / 1000));
+                                pg_disconnect(p);
+                                return NULL;
+                        }
+                        if (poll(&pfd, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR) {
+                                PQclear(keep);
+                                *err = store_fail(&p->base, -errno, "%s: poll: %m", what);
+                                pg_disconnect(p);
+                                return NULL;
+                        }
+                        if (!PQconsumeInput(p->conn)) {
+                                PQclear(keep);
+                                *err = pg_fail_conn(p, -ECONNRESET, what);
+                                pg_disconnect(p);
+                                return NULL;
+                        }
+                }
+                res = PQgetResult(p->conn);
+                if (!res)
+                        break;
+                if (keep && PQresultStatus(keep) == PGRES_FATAL_ERROR)
+                        PQclear(res); /* keep the first error */
+                else {
+                        PQclear(keep);
+                        keep = res;
+                }
+        }
+        if (!keep)
+                *err = pg_fail_conn(p, -ECONNRESET, what);
+        return keep;
+}
+
+int pg_check_result(struct store_pg *p, PGresult *res, const char *what) {
+        ExecStatusType st = PQresultStatus(res);
+        int r;
+
+        if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+                return 0;
+        r = errno_from_sqlstate(PQresultErrorField(res, PG_DIAG_SQLSTATE));
+        if (PQstatus(p->conn) == CONNECTION_BAD)
+                r = -ECONNRESET;
+        store_fail(&p->base, r, "%s: %s", what, PQresultErrorMessage(res));
+        trim(p->base.errmsg);
+        if (PQstatus(p->conn) == CONNECTION_BAD)
+                pg_disconnect(p);
+        return r;
+}
+
+/* Runs sql with parameters $1, $2 ... from varargs, one per character of
+ * types: 'i' int64_t, 't' const char * (NULL sends NULL). On success *ret
+ * holds the result for the caller to PQclear(). */
+/* Awaits and checks the answer to a query just sent, or reports that
+ * libpq would not send it (sent false: the connection is dropped if it is
+ * broken). *ret holds a successful result for the caller to PQclear(). */
+static int answer(struct store_pg *p, bool sent, const char *what, PGresult **ret) {
+        PGresult *res;
+        int r = 0;
+
+        if (!sent) {
+                r = pg_fail_conn(p, -ECONNRESET, what);
+                if (PQstatus(p->conn) == CONNECTION_BAD)
+                        pg_disconnect(p);
+                return r;
+        }
+        res = pg_await_result(p, what, &r);
+        if (!res)
+                return r;
+        r = pg_check_result(p, res, what);
+        if (r < 0) {
+                PQclear(res);
+                return r;
+        }
+        *ret = res;
+        return 0;
+}
+
+/* Sends sql with parameters as text and awaits its answer. */
+static int send_and_await(struct store_pg *p, PGresult **ret, const char *what, const char *sql,
+                          int n, const char *const *values) {
+        if (!p->conn)
+                return store_fail(&p->base, -ENOTCONN, "%s: not connected to the store", what);
+        return answer(p, PQsendQueryParams(p->conn, sql, n, NULL, values, NULL, NULL, 0), what, ret);
+}
+
+int pg_query(struct store *s, enum store_stmt id, const char *what, struct store_rows *rows, va_list ap) {
+        char text[MAX_PARAMS][24];
+        const char *types = pg_sql[id].types, *values[MAX_PARAMS];
+        PGresult *res = NULL;
+        int n, r;
+
+        for (n = 0; types[n] && n < MAX_PARAMS; n++) {
+                values[n] = text[n];
+                if (types[n] == 'i')
+                        snprintf(text[n], sizeof text[n], "%lld", (long long) va_arg(ap, int64_t));
+                else
+                        values[n] = va_arg(ap, const char *);
+        }
+        r = send_and_await(to_pg(s), &res, what, pg_sql[id].text, n, values);
+        if (r < 0)
+                return r;
+        rows->res = res;
+        rows->row = -1;
+        rows->n = PQntuples(res);
+        return 0;
+}
+
+int pg_next(struct store_rows *rows) {
+        return ++rows->row < rows->n;
+}
+
+int64_t pg_int_at(const struct store_rows *rows, int col) {
+        return pg_int_value(rows->res, rows->row, col);
+}
+
+const char *pg_text_at(const struct store_rows *rows, int col) {
+        return PQgetvalue(rows->res, rows->row, col);
+}
+
+bool pg_bool_at(const struct store_rows *rows, int col) {
+        return pg_bool_value(rows->res, rows->row, col);
+}
+
+void pg_end(struct store_rows *rows) {
+        PQclear(rows->res);
+        rows->res = NULL;
+}
+
+/* The rows a result returned, or else changed. */
+static int count(PGresult *res) {
+        int r = PQresultStatus(res) == PGRES_TUPLES_OK ? PQntuples(res) : atoi(PQcmdTuples(res));
+
+        PQclear(res);
+        return r;
+}
+
+int pg_exec(struct store *s, enum store_stmt id, const char *what, va_list ap) {
+        struct store_rows rows = { .s = s, .what = what };
+        int r = pg_query(s, id, what, &rows, ap);
+
+        return r < 0 ? r : count(rows.res);
+}
+
+int pg_exec_text(struct store_pg *p, const char *what, const char *sql, const char *param) {
+        PGresult *res = NULL;
+        int r = send_and_await(p, &res, what, sql, param ? 1 : 0, &param);
+
+        return r < 0 ? r : count(res);
+}
+
+int pg_exec_script(struct store_pg *p, const char *what, const char *sql) {
+        PGresult *res = NULL;
+        int r = answer(p, PQsendQuery(p->conn, sql), what, &res);
+
+        PQclear(res);
+        return r;
+}
+
+int64_t pg_int_value(const PGresult *res, int row, int col) {
+        return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+bool pg_bool_value(const PGresult *res, int row, int col) {
+        return PQgetvalue(res, row, col)[0] == 't';
+}
+
+int pg_begin(struct store *s) {
+        int r = pg_exec_text(to_pg(s), "begin transaction", "BEGIN", NULL);
+        return r < 0 ? r : 0;
+}
+
+int pg_commit(struct store *s) {
+        int r = pg_exec_text(to_pg(s), "commit", "COMMIT", NULL);
+        return r < 0 ? r : 0;
+}
+
+/* Ends a failed transaction (if the connection survived) and passes r
+ * through, with its message. */
+int pg_abort(struct store *s, int r) {
+        struct store_pg *p = to_pg(s);
+        char keep[sizeof p->base.errmsg];
+
+        if (p->conn && PQtransactionStatus(p->conn) != PQTRANS_IDLE) {
+                memcpy(keep, p->base.errmsg, sizeof keep);
+                if (pg_exec_text(p, "rollback", "ROLLBACK", NULL) < 0)
+                        pg_disconnect(p);
+                memcpy(p->base.errmsg, keep, sizeof keep);
+        }
+        return r;
+}
+
+/* Called first by every operation: reconnects after a lost connection. */
+int pg_need_conn(struct store *s) {
+        struct store_pg *p = to_pg(s);
+
+        if (p->conn && PQstatus(p->conn) == CONNECTION_OK)
+                return 0;
+        return pg_connect(p);
+}

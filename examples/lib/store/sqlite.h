@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SDLIVE_EXAMPLE_STORE_SQLITE_H
+#define SDLIVE_EXAMPLE_STORE_SQLITE_H
+
+/* The SQLite backend's handle and what its files share: the driver
+ * (sqlite_driver.c), opening and identity (sqlite_open.c), release
+ * announcements (sqlite_listen.c) and the SQL (sqlite_sql.c). */
+
+#include "store-backend.h"
+
+#include <sqlite3.h>
+#include <time.h>
+
+struct store_sqlite {
+        struct store base; /* first: struct store * converts to this */
+        sqlite3 *db;
+        /* Prepared once per connection, NULL until first used: the
+         * statements of enum store_stmt, then BEGIN IMMEDIATE, COMMIT, ROLLBACK. */
+        sqlite3_stmt *kept[STMT_N + 3];
+        char *path;
+        char boot_id[40];
+        uint64_t lock_timeout_usec;
+        int64_t busy_since;   /* CLOCK_MONOTONIC when the current lock wait began */
+        char *released_path;  /* <path>-released: touched on release */
+        int watch_fd;         /* inotify on the database's directory, or -1 */
+        bool readonly;
+        bool opened;                      /* once: never create the file again */
+        char store_id[STORE_ID_MAX + 1];  /* of the file open now */
+        char bound_id[STORE_ID_MAX + 1];  /* of the incarnation we are bound to */
+};
+
+static inline struct store_sqlite *to_sqlite(struct store *s) {
+        return (struct store_sqlite *) s;
+}
+
+extern const struct store_backend sqlite_backend;
+/* The statements of enum store_stmt, and the schema script (its
+ * :store_id is bound to a new identity). */
+extern const struct store_sql sqlite_sql[STMT_N];
+extern const char sqlite_schema_sql[];
+
+/* Microseconds on clock: CLOCK_BOOTTIME for leases, CLOCK_REALTIME for
+ * inventory and job times, CLOCK_MONOTONIC for lock waits. */
+int64_t sqlite_clock_usec(clockid_t clock);
+/* SQLite result code to -errno. */
+int sqlite_errno(sqlite3 *db, int rc);
+/* Turns a result code into -errno with "what: path: reason" on the handle. */
+int sqlite_fail(struct store_sqlite *q, int rc, const char *what);
+/* Finalizes the kept statements and closes the connection. */
+void sqlite_disconnect(struct store_sqlite *q);
+/* -ESTALE when the file open is no longer the one at the path or another
+ * incarnation than the bound one. */
+int sqlite_check_not_moved(struct store_sqlite *q);
+/* Connects when there is no database handle (after a failed reconnect). */
+int sqlite_need_db(struct store *s);
+
+/* The driver calls of struct store_backend (sqlite_driver.c). */
+int sqlite_query(struct store *s, enum store_stmt id, const char *what, struct store_rows *rows, va_list ap);
+int sqlite_next(struct store_rows *rows);
+int64_t sqlite_int_at(const struct store_rows *rows, int col);
+const char *sqlite_text_at(const struct store_rows *rows, int col);
+bool sqlite_bool_at(const struct store_rows *rows, int col);
+void sqlite_end(struct store_rows *rows);
+int sqlite_exec(struct store *s, enum store_stmt id, const char *what, va_list ap);
+int sqlite_begin(struct store *s);
+int sqlite_commit(struct store *s);
+int sqlite_abort(struct store *s, int r);
+int sqlite_still_bound(struct store *s);
+
+/* Opening and identity (sqlite_open.c). */
+void sqlite_close(struct store *s);
+int sqlite_reconnect(struct store *s);
+int sqlite_set_lock_timeout(struct store *s, uint64_t usec);
+int sqlite_same_store(struct store *s);
+int sqlite_follow_store(struct store *s);
+const char *sqlite_identity(const struct store *s);
+
+/* Release announcements (sqlite_listen.c). */
+void sqlite_announce_release(struct store *s);
+int sqlite_lease_listen(struct store *s, int *ret_fd);
+int sqlite_lease_notified(struct store *s);
+int sqlite_lease_unlisten(struct store *s);
+
+#endif

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* The batched job path: many RESULTs, requeues and claims in one fenced
+ * transaction. The entry point checks the batch and draws the assignment
+ * tokens; a backend with a path of its own (PostgreSQL's pipeline) takes it
+ * from there, the others run it here, statement by statement. */
+
+#include "store-check.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/random.h>
+
+/* Fills every token a claim may hand out. */
+static int draw_tokens(struct store *s, struct store_job_batch *b) {
+        for (size_t i = 0; i < b->n_claims; i++) {
+                for (unsigned j = 0; j < b->claims[i].want; j++) {
+                        uint8_t *t = b->claims[i].out[j].token;
+                        size_t got = 0;
+                        while (got < STORE_TOKEN_SIZE) {
+                                ssize_t n = getrandom(t + got, STORE_TOKEN_SIZE - got, 0);
+                                if (n < 0 && errno != EINTR)
+                                        return store_fail(s, -errno, "getrandom: %m");
+                                if (n > 0)
+                                        got += (size_t) n;
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The first RESULT of the current attempt, with its token, on a job not
+ * yet done completes it and advances its run's done-count. */
+static int record_one(struct store *s, struct store_result *x) {
+        struct store_rows rows;
+        int r;
+
+        r = store_query_row(s, &rows, STMT_RESULT_READ, "read job", (int64_t) x->run, (int64_t) x->job,
+                            x->token);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                x->status = -ENOENT;
+                return 0;
+        }
+        x->status = store_record_verdict(x->attempt, (uint32_t) store_rows_int(&rows, 1),
+                                         store_rows_bool(&rows, 2), store_rows_bool(&rows, 0));
+        store_rows_end(&rows);
+        if (x->status != STORE_RECORD_COUNTED)
+                return 0;
+        r = store_exec(s, STMT_JOB_DONE, "record outcome", (int64_t) x->run, (int64_t) x->job, x->outcome);
+        return r < 0 ? r : store_exec(s, STMT_RUN_COUNT, "count done job", (int64_t) x->run);
+}
+
+/* Claims for one worker; 1 when jobs may remain, 0 when none is pending. */
+static int claim_for(struct store *s, struct store_claim_request *c) {
+        struct store_rows rows;
+        int r;
+
+        while (c->got < c->want) {
+                struct store_claim *out = &c->out[c->got];
+                r = store_query_row(s, &rows, STMT_CLAIM_NEXT, "claim job", c->worker, out->token);
+                if (r <= 0)
+                        return r;
+                out->run = (uint64_t) store_rows_int(&rows, 0);
+                out->job = (uint32_t) store_rows_int(&rows, 1);
+                out->attempt = (uint32_t) store_rows_int(&rows, 2);
+                store_rows_end(&rows);
+                c->got++;
+        }
+        return 1;
+}
+
+/* Statement by statement inside one fenced transaction. */
+static int batch_by_statement(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+        char what[128];
+        int r;
+
+        if ((r = s->backend->connect(s)) < 0 || (r = store_fence_begin(s, f)) < 0)
+                return r;
+        for (size_t i = 0; i < b->n_results; i++) {
+                if (b->results[i].status < 0)
+                        continue;
+                if ((r = record_one(s, &b->results[i])) < 0)
+                        return s->backend->abort(s, r);
+                b->counted += b->results[i].status == STORE_RECORD_COUNTED;
+        }
+        for (size_t i = 0; i < b->n_requeues; i++) {
+                struct store_requeue *x = &b->requeues[i];
+                r = store_exec(s, STMT_JOB_REQUEUE, "requeue job", (int64_t) x->run, (int64_t) x->job,
+                               (int64_t) x->attempt);
+                if (r < 0)
+                        return s->backend->abort(s, r);
+                x->requeued = r > 0;
+                b->requeued += x->requeued;
+        }
+        r = 1;
+        for (size_t i = 0; i < b->n_claims && r > 0; i++) {
+                if ((r = claim_for(s, &b->claims[i])) < 0)
+                        return s->backend->abort(s, r);
+                b->claimed += b->claims[i].got;
+        }
+        if (!b->counted && !b->requeued && !b->claimed)
+                return s->backend->abort(s, 0);
+        if (b->inside)
+                b->inside(b->userdata, b);
+        snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
+                 b->requeued, b->claimed);
+        return store_fence_commit(s, f, what);
+}
+
+static int check_job_batch(struct store *s, struct store_job_batch *b) {
+        int r;
+
+        if (!b || (b->n_results && !b->results) || (b->n_requeues && !b->requeues) ||
+            (b->n_claims && !b->claims))
+                return store_fail(s, -EINVAL, "bad job batch");
+        b->counted = b->requeued = b->claimed = 0;
+        for (size_t i = 0; i < b->n_results; i++) {
+                struct store_result *x = &b->results[i];
+                x->status = 0;
+                if (x->run == 0 || x->run > INT64_MAX || x->job > INT32_MAX)
+                        x->status = -ENOENT;
+                else if (x->attempt == 0 || x->attempt > INT32_MAX)
+                        x->status = -EINVAL;
+        }
+        for (size_t i = 0; i < b->n_requeues; i++) {
+                b->requeues[i].requeued = false;
+                if ((r = store_check_job(s, b->requeues[i].run, b->requeues[i].job)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < b->n_claims; i++) {
+                b->claims[i].got = 0;
+                if ((r = store_check_name(s, "worker", b->claims[i].worker)) < 0)
+                        return r;
+                if (b->claims[i].want && !b->claims[i].out)
+                        return store_fail(s, -EINVAL, "no place for the claimed jobs");
+        }
+        return 0;
+}
+
+int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+        int r = store_begin_call(s);
+
+        if (r < 0)
+                return r;
+        if ((r = store_check_fence(s, f)) < 0 || (r = check_job_batch(s, b)) < 0 || (r = draw_tokens(s, b)) < 0)
+                return r;
+        r = s->backend->jobs_batch ? s->backend->jobs_batch(s, f, b) : batch_by_statement(s, f, b);
+        if (r < 0) {
+                b->counted = b->requeued = b->claimed = 0;
+                for (size_t i = 0; i < b->n_claims; i++)
+                        b->claims[i].got = 0;
+        }
+        return r;
+}
