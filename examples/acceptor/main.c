@@ -11,7 +11,6 @@
  * fdstore.h). On SIGTERM it leaves its connections to the store.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <poll.h>
 #include <signal.h>
@@ -49,10 +48,10 @@ static void usage(void) {
                "\n"
                "  --socket PATH   the socket to listen on, absolute, when the manager passes\n"
                "                  none (default: $RUNTIME_DIRECTORY/acceptor.sock; its\n"
-               "                  directory must exist)\n"
-               "  -h, --help      show this help and exit\n"
-               "  -V, --version   show the version and exit\n"
-               "\n"
+               "                  directory must exist)\n",
+               program_invocation_short_name);
+        cli_usage_help_version(16);
+        printf("\n"
                "A listening socket passed by the manager under the name \"listen\"\n"
                "(sdlive-acceptor.socket) is used instead of --socket. Client connections\n"
                "are kept in the manager's FD store across restarts.\n"
@@ -60,35 +59,30 @@ static void usage(void) {
                "loop hangs; once the file named by $SDLIVE_CRASH_FILE exists, the next\n"
                "request crashes the process (SIGSEGV) before it is answered.\n"
                "\n"
-               "Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage.\n",
-               program_invocation_short_name);
+               "Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage.\n");
+}
+
+enum { OPT_SOCKET = 0x100 };
+
+static const struct cli_option options[] = {
+        { "socket", true, OPT_SOCKET },
+};
+
+/* --socket, the only option: *userdata is its value. */
+static void set_option(int id, const char *option, const char *value, void *userdata) {
+        struct address address;
+
+        if (id == OPT_SOCKET) {
+                cli_address(option, value, ADDRESS_ALLOW_UNIX, &address);
+                *(const char **) userdata = value;
+        }
 }
 
 /* Returns the --socket value, or NULL. */
 static const char *parse_options(int argc, char **argv) {
-        enum { OPT_SOCKET = 0x100 };
-        static const struct option options[] = {
-                { "socket", required_argument, NULL, OPT_SOCKET },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                {}
-        };
         const char *socket_path = NULL;
-        struct address address;
-        int c;
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
-                switch (c) {
-                case OPT_SOCKET:
-                        cli_address("--socket", optarg, ADDRESS_ALLOW_UNIX, &address);
-                        socket_path = optarg;
-                        break;
-                default:
-                        cli_common_option(c, argc, argv, usage);
-                }
-        }
-        cli_no_operands(argc, argv);
+        cli_parse(argc, argv, options, sizeof(options) / sizeof(options[0]), usage, set_option, &socket_path);
         return socket_path;
 }
 

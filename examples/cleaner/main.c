@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,76 +64,64 @@ static void usage(void) {
                "                          (up to 10000000)\n"
                "  --wedge-file PATH       fault injection: when PATH exists, the pass or the\n"
                "                          main loop hangs forever without petting (also\n"
-               "                          $SDLIVE_WEDGE_FILE; off by default)\n"
-               "  -h, --help              show this help and exit\n"
-               "  -V, --version           show the version and exit\n"
-               "\n"
-               "DUR is a whole number with a unit: 500ms, 2s, 1min, 1h, 7d; bare numbers are\n"
-               "seconds. Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure,\n"
-               "2 bad usage.\n",
+               "                          $SDLIVE_WEDGE_FILE; off by default)\n",
                program_invocation_short_name);
+        cli_usage_help_version(24);
+        printf(CLI_USAGE_DURATIONS_AND_EXIT);
 }
 
-static void parse_options(int argc, char **argv, cleaner_options *o) {
-        enum {
-                OPT_BLOB_DIR = 0x100,
-                OPT_MAX_AGE,
-                OPT_PARTIAL_MAX_AGE,
-                OPT_PASS_INTERVAL,
-                OPT_MAX_RATE,
-                OPT_ONCE,
-                OPT_POPULATE,
-                OPT_WEDGE_FILE,
-        };
-        static const struct option options[] = {
-                { "blob-dir", required_argument, NULL, OPT_BLOB_DIR },
-                { "max-age", required_argument, NULL, OPT_MAX_AGE },
-                { "partial-max-age", required_argument, NULL, OPT_PARTIAL_MAX_AGE },
-                { "pass-interval", required_argument, NULL, OPT_PASS_INTERVAL },
-                { "max-rate", required_argument, NULL, OPT_MAX_RATE },
-                { "once", no_argument, NULL, OPT_ONCE },
-                { "populate", required_argument, NULL, OPT_POPULATE },
-                { "wedge-file", required_argument, NULL, OPT_WEDGE_FILE },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                {}
-        };
-        int c;
+enum {
+        OPT_BLOB_DIR = 0x100,
+        OPT_MAX_AGE,
+        OPT_PARTIAL_MAX_AGE,
+        OPT_PASS_INTERVAL,
+        OPT_MAX_RATE,
+        OPT_ONCE,
+        OPT_POPULATE,
+        OPT_WEDGE_FILE,
+};
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
-                switch (c) {
-                case OPT_BLOB_DIR:
-                        o->blob_dir = cli_path("--blob-dir", optarg);
-                        break;
-                case OPT_MAX_AGE:
-                        o->max_age_usec = cli_duration_range("--max-age", optarg, 0, AGE_MAX_USEC);
-                        break;
-                case OPT_PARTIAL_MAX_AGE:
-                        o->partial_max_age_usec = cli_duration_range("--partial-max-age", optarg, 0, AGE_MAX_USEC);
-                        break;
-                case OPT_PASS_INTERVAL:
-                        o->pass_interval_usec =
-                                cli_duration_range("--pass-interval", optarg, 0, PASS_INTERVAL_MAX_USEC);
-                        break;
-                case OPT_MAX_RATE:
-                        o->max_rate = cli_number("--max-rate", optarg, 0, RATE_MAX);
-                        break;
-                case OPT_ONCE:
-                        o->once = true;
-                        break;
-                case OPT_POPULATE:
-                        o->populate = cli_number("--populate", optarg, 0, POPULATE_MAX);
-                        o->populate_set = true;
-                        break;
-                case OPT_WEDGE_FILE:
-                        o->wedge_file = cli_path("--wedge-file", optarg);
-                        break;
-                default:
-                        cli_common_option(c, argc, argv, usage);
-                }
+static const struct cli_option options[] = {
+        { "blob-dir", true, OPT_BLOB_DIR },
+        { "max-age", true, OPT_MAX_AGE },
+        { "partial-max-age", true, OPT_PARTIAL_MAX_AGE },
+        { "pass-interval", true, OPT_PASS_INTERVAL },
+        { "max-rate", true, OPT_MAX_RATE },
+        { "once", false, OPT_ONCE },
+        { "populate", true, OPT_POPULATE },
+        { "wedge-file", true, OPT_WEDGE_FILE },
+};
+
+static void set_option(int id, const char *option, const char *value, void *userdata) {
+        cleaner_options *o = userdata;
+
+        switch (id) {
+        case OPT_BLOB_DIR:
+                o->blob_dir = cli_path(option, value);
+                break;
+        case OPT_MAX_AGE:
+                o->max_age_usec = cli_duration_range(option, value, 0, AGE_MAX_USEC);
+                break;
+        case OPT_PARTIAL_MAX_AGE:
+                o->partial_max_age_usec = cli_duration_range(option, value, 0, AGE_MAX_USEC);
+                break;
+        case OPT_PASS_INTERVAL:
+                o->pass_interval_usec = cli_duration_range(option, value, 0, PASS_INTERVAL_MAX_USEC);
+                break;
+        case OPT_MAX_RATE:
+                o->max_rate = cli_number(option, value, 0, RATE_MAX);
+                break;
+        case OPT_ONCE:
+                o->once = true;
+                break;
+        case OPT_POPULATE:
+                o->populate = cli_number(option, value, 0, POPULATE_MAX);
+                o->populate_set = true;
+                break;
+        case OPT_WEDGE_FILE:
+                o->wedge_file = cli_path(option, value);
+                break;
         }
-        cli_no_operands(argc, argv);
 }
 
 /* Opens the blob directory: an explicit one must exist; the default one under
@@ -240,7 +227,7 @@ int main(int argc, char **argv) {
         sdlive *d = NULL;
         int root_fd, status;
 
-        parse_options(argc, argv, &o);
+        cli_parse(argc, argv, options, sizeof(options) / sizeof(options[0]), usage, set_option, &o);
         root_fd = open_blob_dir(&o);
 
         if (o.populate_set) {

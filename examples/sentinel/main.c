@@ -6,7 +6,6 @@
  * after one WatchdogSec.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,38 +25,28 @@ static void usage(void) {
                "Sleep in a loop, reporting readiness and status to systemd. Never pets the\n"
                "watchdog: do not arm WatchdogSec= for it.\n"
                "\n"
-               "  --interval DUR   sleep between status updates (default 1s; up to 1d)\n"
-               "  -h, --help       show this help and exit\n"
-               "  -V, --version    show the version and exit\n"
-               "\n"
-               "DUR is a whole number with a unit: 500ms, 2s, 1min, 1h, 7d; bare numbers are\n"
-               "seconds. Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure,\n"
-               "2 bad usage.\n",
+               "  --interval DUR   sleep between status updates (default 1s; up to 1d)\n",
                program_invocation_short_name);
+        cli_usage_help_version(17);
+        printf(CLI_USAGE_DURATIONS_AND_EXIT);
+}
+
+enum { OPT_INTERVAL = 0x100 };
+
+static const struct cli_option options[] = {
+        { "interval", true, OPT_INTERVAL },
+};
+
+/* --interval, the only option: *userdata is the interval. */
+static void set_option(int id, const char *option, const char *value, void *userdata) {
+        if (id == OPT_INTERVAL)
+                *(uint64_t *) userdata = cli_duration_range(option, value, 1, INTERVAL_MAX_USEC);
 }
 
 static uint64_t parse_options(int argc, char **argv) {
-        enum { OPT_INTERVAL = 0x100 };
-        static const struct option options[] = {
-                { "interval", required_argument, NULL, OPT_INTERVAL },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                {}
-        };
         uint64_t interval = SDLIVE_USEC_PER_SEC;
-        int c;
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
-                switch (c) {
-                case OPT_INTERVAL:
-                        interval = cli_duration_range("--interval", optarg, 1, INTERVAL_MAX_USEC);
-                        break;
-                default:
-                        cli_common_option(c, argc, argv, usage);
-                }
-        }
-        cli_no_operands(argc, argv);
+        cli_parse(argc, argv, options, sizeof(options) / sizeof(options[0]), usage, set_option, &interval);
         return interval;
 }
 

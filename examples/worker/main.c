@@ -6,7 +6,6 @@
  * --coordinator from the cluster's job coordinator (jobmode.c).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -85,14 +84,10 @@ static void usage(void) {
                "  --tls-key FILE               its private key (mode 0600 or stricter)\n"
                "  --tls-ca FILE                CA that signed the coordinator's certificate;\n"
                "                               relative FILEs are in $CREDENTIALS_DIRECTORY\n"
-               "  --tcp-insecure               TCP in the clear instead, to loopback IPs only\n"
-               "  -h, --help                   show this help and exit\n"
-               "  -V, --version                show the version and exit\n"
-               "\n"
-               "DUR is a whole number with a unit: 500ms, 2s, 1min, 1h, 7d; bare numbers are\n"
-               "seconds. Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure,\n"
-               "2 bad usage.\n",
+               "  --tcp-insecure               TCP in the clear instead, to loopback IPs only\n",
                program_invocation_short_name);
+        cli_usage_help_version(29);
+        printf(CLI_USAGE_DURATIONS_AND_EXIT);
 }
 
 /* TCP is through TLS (all three files) or, by explicit choice, in the
@@ -122,108 +117,101 @@ static void check_transport(const worker_options *o) {
                                         o->jobs.link.addresses[i]);
 }
 
-static void parse_options(int argc, char **argv, worker_options *o) {
-        enum {
-                OPT_INTERVAL = 0x100,
-                OPT_EXECUTOR_MAX_SILENCE,
-                OPT_NO_PROGRESS_CHECK,
-                OPT_TRIGGER_ON_STALL,
-                OPT_WEDGE_FILE,
-                OPT_HANG_EXECUTOR_FILE,
-                OPT_COORDINATOR,
-                OPT_IDENTITY,
-                OPT_COORDINATOR_TIMEOUT,
-                OPT_HEARTBEAT,
-                OPT_RECONNECT_MAX,
-                OPT_TLS_CERT,
-                OPT_TLS_KEY,
-                OPT_TLS_CA,
-                OPT_TCP_INSECURE,
-        };
-        static const struct option options[] = {
-                { "interval", required_argument, NULL, OPT_INTERVAL },
-                { "executor-max-silence", required_argument, NULL, OPT_EXECUTOR_MAX_SILENCE },
-                { "no-progress-check", no_argument, NULL, OPT_NO_PROGRESS_CHECK },
-                { "trigger-on-stall", no_argument, NULL, OPT_TRIGGER_ON_STALL },
-                { "wedge-file", required_argument, NULL, OPT_WEDGE_FILE },
-                { "hang-executor-file", required_argument, NULL, OPT_HANG_EXECUTOR_FILE },
-                { "coordinator", required_argument, NULL, OPT_COORDINATOR },
-                { "identity", required_argument, NULL, OPT_IDENTITY },
-                { "coordinator-timeout", required_argument, NULL, OPT_COORDINATOR_TIMEOUT },
-                { "heartbeat", required_argument, NULL, OPT_HEARTBEAT },
-                { "reconnect-max", required_argument, NULL, OPT_RECONNECT_MAX },
-                { "tls-cert", required_argument, NULL, OPT_TLS_CERT },
-                { "tls-key", required_argument, NULL, OPT_TLS_KEY },
-                { "tls-ca", required_argument, NULL, OPT_TLS_CA },
-                { "tcp-insecure", no_argument, NULL, OPT_TCP_INSECURE },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                {}
-        };
-        struct address address;
-        int c;
+enum {
+        OPT_INTERVAL = 0x100,
+        OPT_EXECUTOR_MAX_SILENCE,
+        OPT_NO_PROGRESS_CHECK,
+        OPT_TRIGGER_ON_STALL,
+        OPT_WEDGE_FILE,
+        OPT_HANG_EXECUTOR_FILE,
+        OPT_COORDINATOR,
+        OPT_IDENTITY,
+        OPT_COORDINATOR_TIMEOUT,
+        OPT_HEARTBEAT,
+        OPT_RECONNECT_MAX,
+        OPT_TLS_CERT,
+        OPT_TLS_KEY,
+        OPT_TLS_CA,
+        OPT_TCP_INSECURE,
+};
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
-                switch (c) {
-                case OPT_INTERVAL:
-                        o->interval_usec = cli_duration_range("--interval", optarg, 1, INTERVAL_MAX_USEC);
-                        break;
-                case OPT_EXECUTOR_MAX_SILENCE:
-                        o->executor_max_silence_usec =
-                                cli_duration_range("--executor-max-silence", optarg, 1, WINDOW_MAX_USEC);
-                        break;
-                case OPT_NO_PROGRESS_CHECK:
-                        o->progress_check = false;
-                        break;
-                case OPT_TRIGGER_ON_STALL:
-                        o->trigger_on_stall = true;
-                        break;
-                case OPT_WEDGE_FILE:
-                        o->wedge_file = cli_path("--wedge-file", optarg);
-                        break;
-                case OPT_HANG_EXECUTOR_FILE:
-                        o->hang_executor_file = cli_path("--hang-executor-file", optarg);
-                        break;
-                case OPT_COORDINATOR:
-                        if (o->jobs.link.n_addresses == COORDINATOR_LINK_ADDRESSES_MAX)
-                                cli_usage_error("--coordinator: at most %d addresses",
-                                                COORDINATOR_LINK_ADDRESSES_MAX);
-                        cli_address("--coordinator", optarg, ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &address);
-                        o->jobs.link.addresses[o->jobs.link.n_addresses++] = optarg;
-                        o->any_tcp |= address.kind == ADDRESS_TCP;
-                        break;
-                case OPT_IDENTITY:
-                        o->jobs.link.identity = cli_text("--identity", optarg, IDENTITY_MAX);
-                        break;
-                case OPT_COORDINATOR_TIMEOUT:
-                        o->jobs.link.timeout_usec =
-                                cli_duration_range("--coordinator-timeout", optarg, 1, WINDOW_MAX_USEC);
-                        break;
-                case OPT_HEARTBEAT:
-                        o->jobs.link.heartbeat_usec = cli_duration_range("--heartbeat", optarg, 1, WINDOW_MAX_USEC);
-                        break;
-                case OPT_RECONNECT_MAX:
-                        o->jobs.backoff_max_usec =
-                                cli_duration_range("--reconnect-max", optarg, 1, RECONNECT_MAX_USEC);
-                        break;
-                case OPT_TLS_CERT:
-                        o->tls.cert = cli_path("--tls-cert", optarg);
-                        break;
-                case OPT_TLS_KEY:
-                        o->tls.key = cli_path("--tls-key", optarg);
-                        break;
-                case OPT_TLS_CA:
-                        o->tls.ca = cli_path("--tls-ca", optarg);
-                        break;
-                case OPT_TCP_INSECURE:
-                        o->jobs.link.tcp_insecure = true;
-                        break;
-                default:
-                        cli_common_option(c, argc, argv, usage);
-                }
+static const struct cli_option options[] = {
+        { "interval", true, OPT_INTERVAL },
+        { "executor-max-silence", true, OPT_EXECUTOR_MAX_SILENCE },
+        { "no-progress-check", false, OPT_NO_PROGRESS_CHECK },
+        { "trigger-on-stall", false, OPT_TRIGGER_ON_STALL },
+        { "wedge-file", true, OPT_WEDGE_FILE },
+        { "hang-executor-file", true, OPT_HANG_EXECUTOR_FILE },
+        { "coordinator", true, OPT_COORDINATOR },
+        { "identity", true, OPT_IDENTITY },
+        { "coordinator-timeout", true, OPT_COORDINATOR_TIMEOUT },
+        { "heartbeat", true, OPT_HEARTBEAT },
+        { "reconnect-max", true, OPT_RECONNECT_MAX },
+        { "tls-cert", true, OPT_TLS_CERT },
+        { "tls-key", true, OPT_TLS_KEY },
+        { "tls-ca", true, OPT_TLS_CA },
+        { "tcp-insecure", false, OPT_TCP_INSECURE },
+};
+
+static void set_option(int id, const char *option, const char *value, void *userdata) {
+        worker_options *o = userdata;
+        struct address address;
+
+        switch (id) {
+        case OPT_INTERVAL:
+                o->interval_usec = cli_duration_range(option, value, 1, INTERVAL_MAX_USEC);
+                break;
+        case OPT_EXECUTOR_MAX_SILENCE:
+                o->executor_max_silence_usec = cli_duration_range(option, value, 1, WINDOW_MAX_USEC);
+                break;
+        case OPT_NO_PROGRESS_CHECK:
+                o->progress_check = false;
+                break;
+        case OPT_TRIGGER_ON_STALL:
+                o->trigger_on_stall = true;
+                break;
+        case OPT_WEDGE_FILE:
+                o->wedge_file = cli_path(option, value);
+                break;
+        case OPT_HANG_EXECUTOR_FILE:
+                o->hang_executor_file = cli_path(option, value);
+                break;
+        case OPT_COORDINATOR:
+                if (o->jobs.link.n_addresses == COORDINATOR_LINK_ADDRESSES_MAX)
+                        cli_usage_error("%s: at most %d addresses", option, COORDINATOR_LINK_ADDRESSES_MAX);
+                cli_address(option, value, ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &address);
+                o->jobs.link.addresses[o->jobs.link.n_addresses++] = value;
+                o->any_tcp |= address.kind == ADDRESS_TCP;
+                break;
+        case OPT_IDENTITY:
+                o->jobs.link.identity = cli_text(option, value, IDENTITY_MAX);
+                break;
+        case OPT_COORDINATOR_TIMEOUT:
+                o->jobs.link.timeout_usec = cli_duration_range(option, value, 1, WINDOW_MAX_USEC);
+                break;
+        case OPT_HEARTBEAT:
+                o->jobs.link.heartbeat_usec = cli_duration_range(option, value, 1, WINDOW_MAX_USEC);
+                break;
+        case OPT_RECONNECT_MAX:
+                o->jobs.backoff_max_usec = cli_duration_range(option, value, 1, RECONNECT_MAX_USEC);
+                break;
+        case OPT_TLS_CERT:
+                o->tls.cert = cli_path(option, value);
+                break;
+        case OPT_TLS_KEY:
+                o->tls.key = cli_path(option, value);
+                break;
+        case OPT_TLS_CA:
+                o->tls.ca = cli_path(option, value);
+                break;
+        case OPT_TCP_INSECURE:
+                o->jobs.link.tcp_insecure = true;
+                break;
         }
-        cli_no_operands(argc, argv);
+}
+
+static void parse_options(int argc, char **argv, worker_options *o) {
+        cli_parse(argc, argv, options, sizeof(options) / sizeof(options[0]), usage, set_option, o);
         check_transport(o);
 }
 

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -161,4 +162,33 @@ void cli_common_option(int c, int argc, char **argv, void (*usage)(void)) {
 void cli_no_operands(int argc, char **argv) {
         if (optind < argc)
                 cli_usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+void cli_parse(int argc, char **argv, const struct cli_option *options, size_t n, void (*usage)(void),
+               cli_handler handle, void *userdata) {
+        struct option table[CLI_OPTIONS_MAX + 3] = {};
+        char name[64];
+        int c, found = 0;
+
+        if (n > CLI_OPTIONS_MAX)
+                abort(); /* a daemon's table, not input: a programming error */
+        for (size_t i = 0; i < n; i++)
+                table[i] = (struct option) { options[i].name, options[i].has_value ? required_argument : no_argument,
+                                             NULL, options[i].id };
+        table[n] = (struct option) { "help", no_argument, NULL, 'h' };
+        table[n + 1] = (struct option) { "version", no_argument, NULL, 'V' };
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hV", table, &found)) >= 0) {
+                if (c == 'h' || c == 'V' || c == ':' || c == '?')
+                        cli_common_option(c, argc, argv, usage);
+                snprintf(name, sizeof(name), "--%s", table[found].name);
+                handle(c, name, optarg, userdata);
+        }
+        cli_no_operands(argc, argv);
+}
+
+void cli_usage_help_version(int width) {
+        printf("  %-*sshow this help and exit\n", width, "-h, --help");
+        printf("  %-*sshow the version and exit\n", width, "-V, --version");
 }

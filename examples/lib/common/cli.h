@@ -2,6 +2,7 @@
 #ifndef SDLIVE_EXAMPLE_CLI_H
 #define SDLIVE_EXAMPLE_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
@@ -51,6 +52,40 @@ void cli_address(const char *option, const char *arg, unsigned flags, struct add
 
 /* Prints "<program> (sdlive <library version>)" to stdout. */
 void cli_print_version(void);
+
+/* One option a daemon takes besides --help and --version. */
+struct cli_option {
+        const char *name; /* without the leading "--" */
+        bool has_value;
+        int id;           /* handed to the handler; 0x100 and above */
+};
+
+/* The most options cli_parse() takes. */
+#define CLI_OPTIONS_MAX 40
+
+/* Receives one option: option is "--" and its table name (also for an
+ * abbreviation on the command line), value its argument or NULL. */
+typedef void (*cli_handler)(int id, const char *option, const char *value, void *userdata);
+
+/*
+ * Parses the command line the way every daemon does: each of the n options
+ * (at most CLI_OPTIONS_MAX) goes to handle() in the order given, as
+ * --NAME VALUE or --NAME=VALUE or any unambiguous prefix of NAME;
+ * -h/--help prints usage() and exits 0, -V/--version prints the version and
+ * exits 0; a missing value, an unknown option or an operand exits 2.
+ */
+void cli_parse(int argc, char **argv, const struct cli_option *options, size_t n, void (*usage)(void),
+               cli_handler handle, void *userdata);
+
+/* Prints the -h and -V lines of --help, their text from column 3 + width. */
+void cli_usage_help_version(int width);
+
+/* The end of --help of the daemons whose options take durations. */
+#define CLI_USAGE_DURATIONS_AND_EXIT                                                     \
+        "\n"                                                                              \
+        "DUR is a whole number with a unit: 500ms, 2s, 1min, 1h, 7d; bare numbers are\n"  \
+        "seconds. Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure,\n"      \
+        "2 bad usage.\n"
 
 /* The getopt_long() results every daemon treats alike, for the default case
  * of its switch (optstring ":hV"): 'h' prints usage and exits 0, 'V' the
