@@ -62,7 +62,7 @@ int test_env_init(int argc, char **argv) {
 }
 
 static void remove_db_files(void) {
-        static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+        static const char *const suffixes[] = { "", "-wal", "-shm", "-journal", "-released" };
         char path[320];
 
         for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {

@@ -677,6 +677,31 @@ static void test_sqlite_lease_from_earlier_boot_is_expired(void **state) {
         assert_true(info.held);
 }
 
+/* A file moved in place of the store under an open handle is another
+ * store: a fenced write through the handle is refused, although the file
+ * the handle still has open holds its live lease. */
+static void test_sqlite_fenced_write_to_replaced_file(void **state) {
+        struct store_fence f = { "cluster", "a", 0, NULL };
+        struct store *other = NULL;
+        char url[320], path[300], side[310];
+
+        assert_int_equal(store_seed_inventory(s, 3, 0, 0), 0);
+        f.generation = acquire_ok(s, "cluster", "a", 10 * SEC);
+        assert_int_equal(store_blob_mark_deleted(s, &f, 3), 1);
+        snprintf(path, sizeof path, "%s/replacement.db", test_env.dir);
+        snprintf(url, sizeof url, "sqlite:%s", path);
+        if (store_open(url, &other) < 0)
+                fail_msg("store_open(%s): %s", url, store_errmsg(NULL));
+        store_close(other);
+        assert_int_equal(rename(path, test_env.url + strlen("sqlite:")), 0);
+        snprintf(side, sizeof side, "%s-wal", path);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", path);
+        unlink(side);
+        assert_int_equal(store_blob_mark_deleted(s, &f, 1), -ESTALE);
+        assert_non_null(strstr(store_errmsg(s), "replaced"));
+}
+
 /* Another client holding the write lock makes the store unavailable for a
  * while; it must never read as "lease held by another". */
 static void test_lock_held_is_unavailable_not_busy(void **state) {
@@ -777,6 +802,7 @@ int main(int argc, char **argv) {
         const struct CMUnitTest sqlite_only[] = {
                 cmocka_unit_test_setup_teardown(test_sqlite_missing_dir_and_corrupt_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sqlite_lease_from_earlier_boot_is_expired, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sqlite_fenced_write_to_replaced_file, setup, teardown),
         };
 #if SDLIVE_STORE_HAVE_POSTGRES
         const struct CMUnitTest pg_only[] = {

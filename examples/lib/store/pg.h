@@ -53,6 +53,10 @@ extern const int pg_batch_params[JQ_N];
 void pg_disconnect(struct store_pg *p);
 /* Records "what: libpq's message" on the handle, one line; returns r. */
 int pg_fail_conn(struct store_pg *p, int r, const char *what);
+/* Waits until libpq holds the next result of what was sent, at most
+ * until deadline (CLOCK_MONOTONIC): 0, or < 0 with a message (-ETIMEDOUT,
+ * a poll error, -ECONNRESET); the connection is left to the caller. */
+int pg_wait_answer(struct store_pg *p, uint64_t deadline, const char *what);
 /* Waits for the complete answer to the query just sent, under the query
  * deadline. Returns the last result (the first failed one, if any) or
  * NULL with *err set; on timeout or a broken connection the connection is

@@ -8,7 +8,6 @@
 #include "pg.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,26 +57,8 @@ static int send_job(struct store_pg *p, int which, const char *const *values) {
 /* The next result of the pipeline, waiting at most until deadline. NULL
  * with *err = 0 is the end of one statement's results. */
 static PGresult *pipe_next(struct store_pg *p, uint64_t deadline, int *err) {
-        *err = 0;
-        while (PQisBusy(p->conn)) {
-                uint64_t now = monotonic_usec();
-                struct pollfd pfd = { .fd = PQsocket(p->conn), .events = POLLIN };
-
-                if (now >= deadline) {
-                        *err = store_fail(&p->base, -ETIMEDOUT, "job batch: no answer from the store within %llu ms",
-                                          (unsigned long long) ((p->lock_timeout_usec + PG_QUERY_SLACK_USEC) / 1000));
-                        return NULL;
-                }
-                if (poll(&pfd, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR) {
-                        *err = store_fail(&p->base, -errno, "job batch: poll: %m");
-                        return NULL;
-                }
-                if (!PQconsumeInput(p->conn)) {
-                        *err = pg_fail_conn(p, -ECONNRESET, "job batch");
-                        return NULL;
-                }
-        }
-        return PQgetResult(p->conn);
+        *err = pg_wait_answer(p, deadline, "job batch");
+        return *err < 0 ? NULL : PQgetResult(p->conn);
 }
 
 /* Takes one statement's result (and the NULL after it). Returns 0 with

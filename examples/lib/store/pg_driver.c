@@ -73,34 +73,32 @@ static int errno_from_sqlstate(const char *state) {
         return -EPROTO;
 }
 
+int pg_wait_answer(struct store_pg *p, uint64_t deadline, const char *what) {
+        while (PQisBusy(p->conn)) {
+                uint64_t now = monotonic_usec();
+                struct pollfd pfd = { .fd = PQsocket(p->conn), .events = POLLIN };
+
+                if (now >= deadline)
+                        return store_fail(&p->base, -ETIMEDOUT, "%s: no answer from the store within %llu ms",
+                                          what, (unsigned long long) ((p->lock_timeout_usec + PG_QUERY_SLACK_USEC) / 1000));
+                if (poll(&pfd, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                        return store_fail(&p->base, -errno, "%s: poll: %m", what);
+                if (!PQconsumeInput(p->conn))
+                        return pg_fail_conn(p, -ECONNRESET, what);
+        }
+        return 0;
+}
+
 PGresult *pg_await_result(struct store_pg *p, const char *what, int *err) {
         uint64_t deadline = monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC;
         PGresult *keep = NULL, *res;
 
         for (;;) {
-                while (PQisBusy(p->conn)) {
-                        uint64_t now = monotonic_usec();
-                        struct pollfd pfd = { .fd = PQsocket(p->conn), .events = POLLIN };
-
-                        if (now >= deadline) {
-                                PQclear(keep);
-                                *err = store_fail(&p->base, -ETIMEDOUT, "%s: no answer from the store within %llu ms",
-                                                  what, (unsigned long long) ((p->lock_timeout_usec + PG_QUERY_SLACK_USEC) / 1000));
-                                pg_disconnect(p);
-                                return NULL;
-                        }
-                        if (poll(&pfd, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR) {
-                                PQclear(keep);
-                                *err = store_fail(&p->base, -errno, "%s: poll: %m", what);
-                                pg_disconnect(p);
-                                return NULL;
-                        }
-                        if (!PQconsumeInput(p->conn)) {
-                                PQclear(keep);
-                                *err = pg_fail_conn(p, -ECONNRESET, what);
-                                pg_disconnect(p);
-                                return NULL;
-                        }
+                *err = pg_wait_answer(p, deadline, what);
+                if (*err < 0) {
+                        PQclear(keep);
+                        pg_disconnect(p);
+                        return NULL;
                 }
                 res = PQgetResult(p->conn);
                 if (!res)
