@@ -161,7 +161,7 @@ int store_vfail(struct store *s, int r, const char *fmt, va_list ap) __attribute
 /* Copies a text column into a STORE_NAME_MAX buffer, "" for NULL. */
 void store_copy_name(char dst[STORE_NAME_MAX + 1], const char *src);
 
-/* Driver calls by statement (store_fence.c). store_query() leaves rows
+/* Driver calls by statement (store_sql.c). store_query() leaves rows
  * open for store_rows_next() and friends until store_rows_end(); the
  * others return what the backend's exec returns. */
 int store_query(struct store *s, struct store_rows *rows, enum store_stmt id, const char *what, ...);
@@ -183,6 +183,7 @@ typedef void (*store_row_fn)(const struct store_rows *rows, void *item);
 int store_read_rows(struct store *s, void *out, size_t size, size_t max, store_row_fn fill,
                     enum store_stmt id, const char *what, ...);
 
+/* The fence and write log (store_fence.c). */
 /* Begins a write transaction that holds only while f is the live lease of
  * the store incarnation that issued it (f->store_id, or the one the handle
  * is bound to); -ESTALE otherwise, with nothing left open. */
@@ -193,6 +194,7 @@ int store_fence_commit(struct store *s, const struct store_fence *f, const char 
 /* One fenced statement, logged as `what`: returns the rows it changed. */
 int store_fenced_exec(struct store *s, const struct store_fence *f, const char *what, enum store_stmt id, ...);
 
+/* Schema version and identity (store.c). */
 /* Reads the schema version (must be STORE_SCHEMA_VERSION) and the store's
  * identity into id ("" for a store made before identities). `where` names
  * the store in messages. */
@@ -200,6 +202,7 @@ int store_meta_read(struct store *s, char id[STORE_ID_MAX + 1], const char *wher
 /* -ESTALE with a message unless current is the bound identity. */
 int store_identity_check(struct store *s, const char *current, const char *bound, const char *where);
 
+/* The job state machine (store_jobs.c). */
 /* Fills a struct store_job from the STORE_JOB_COLUMNS of the current row. */
 void store_job_from_row(const struct store_rows *rows, struct store_job *j);
 /* What a RESULT of attempt `attempt` finds on a job whose current attempt

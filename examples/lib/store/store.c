@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Opening by URL, error classes and messages, the argument checks of the
- * entry points (store-check.h), and the calls that reach the handle itself. */
+/* Opening by URL, the store's schema version and identity, error classes
+ * and messages, the argument checks of the entry points (store-check.h),
+ * and the calls that reach the handle itself. */
 
 #include "store-check.h"
 #include "store_url.h"
@@ -195,4 +196,37 @@ int store_check_job(struct store *s, uint64_t run, uint32_t job) {
                 return store_fail(s, -EINVAL, "job %llu/%u does not exist",
                                   (unsigned long long) run, job);
         return 0;
+}
+
+int store_meta_read(struct store *s, char id[STORE_ID_MAX + 1], const char *where) {
+        struct store_rows rows;
+        char version[16] = "";
+        int r;
+
+        id[0] = '\0';
+        r = store_query(s, &rows, STMT_META, "read store identity");
+        if (r < 0)
+                return r;
+        while ((r = store_rows_next(&rows)) > 0) {
+                const char *key = store_rows_text(&rows, 0), *value = store_rows_text(&rows, 1);
+                if (key && strcmp(key, "schema") == 0)
+                        snprintf(version, sizeof version, "%s", value ? value : "");
+                else
+                        snprintf(id, STORE_ID_MAX + 1, "%s", value ? value : "");
+        }
+        store_rows_end(&rows);
+        if (r < 0)
+                return r;
+        if (strcmp(version, STORE_SCHEMA_VERSION) != 0)
+                return store_fail(s, -EPROTONOSUPPORT,
+                                  "%s: store schema version \"%s\", this program knows " STORE_SCHEMA_VERSION,
+                                  where, version);
+        return 0;
+}
+
+int store_identity_check(struct store *s, const char *current, const char *bound, const char *where) {
+        if (strcmp(current, bound) == 0)
+                return 0;
+        return store_fail(s, -ESTALE, "store %s is another store (identity %s, not %s)", where,
+                          current[0] ? current : "none", bound[0] ? bound : "none");
 }

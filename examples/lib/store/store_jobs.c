@@ -1,14 +1,44 @@
 /* SPDX-License-Identifier: MIT */
-/* Runs and their jobs one statement at a time: creating a run in bounded
- * transactions, claiming, requeueing and recording a job under the fence
- * (the attempt number guards every change), and the reads a coordinator
- * resumes from. The batched path is store_batch.c. */
+/* The job state machine, one statement at a time: creating a run in
+ * bounded transactions, claiming, requeueing and recording a job under the
+ * fence (the attempt number guards every change; the verdict on a RESULT
+ * is shared with the batched path, store_batch.c), and the reads a
+ * coordinator resumes from. */
 
 #include "store-check.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+
+static enum store_job_status status_from_text(const char *t) {
+        if (t && strcmp(t, "done") == 0)
+                return STORE_JOB_DONE;
+        if (t && strcmp(t, "assigned") == 0)
+                return STORE_JOB_ASSIGNED;
+        return STORE_JOB_PENDING;
+}
+
+void store_job_from_row(const struct store_rows *rows, struct store_job *j) {
+        j->run = (uint64_t) store_rows_int(rows, 0);
+        j->job = (uint32_t) store_rows_int(rows, 1);
+        j->status = status_from_text(store_rows_text(rows, 2));
+        j->attempt = (uint32_t) store_rows_int(rows, 3);
+        store_copy_name(j->worker, store_rows_text(rows, 4));
+        j->outcome = store_rows_int(rows, 5);
+        j->executions = (uint32_t) store_rows_int(rows, 6);
+}
+
+int store_record_verdict(uint32_t attempt, uint32_t current, bool token_ok, bool done) {
+        if (attempt > current)
+                return -EINVAL;
+        if (attempt < current)
+                return STORE_RECORD_STALE_ATTEMPT;
+        if (!token_ok)
+                return -EPERM;
+        return done ? STORE_RECORD_DUPLICATE : STORE_RECORD_COUNTED;
+}
 
 static int check_run(struct store *s, uint64_t run) {
         if (run == 0 || run > INT64_MAX)
