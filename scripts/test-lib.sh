@@ -98,7 +98,7 @@ run_check() {
 # non-zero (a build failed), when anything it ran failed, or when it ran no
 # test at all (everything skipped or nothing selected).
 run_stage() {
-  local name=$1
+  local name=$1 started=$SECONDS
   stage_passed=0 stage_failed=0 stage_skipped=0 stage_ok=1
   echo "=== sdlive tests: $name"
   "stage_$name" || stage_ok=0
@@ -109,7 +109,8 @@ run_stage() {
   ((stage_ok || stage_failed > 0)) || stage_failed=1
   passed=$((passed + stage_passed)); failed=$((failed + stage_failed))
   skipped=$((skipped + stage_skipped))
-  echo "=== sdlive tests: $name: $stage_passed passed, $stage_failed failed, $stage_skipped skipped"
+  echo "=== sdlive tests: $name: $stage_passed passed, $stage_failed failed, $stage_skipped skipped" \
+       "in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
   if ((!stage_ok)); then
     status=1
     failed_stages+=("$name")
