@@ -8,6 +8,9 @@
 #   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/ and examples/
 #            (scripts/analysis.sh; clang-tidy's check set is .clang-tidy).
 # Long stages, run only when named (CI names them, .ci/run):
+#   random-faults the seeded randomized job fault runs (jobs-random*: leader
+#                 and worker faults at random points, mid-batch included), in
+#                 the default and the ASan build (about 6 minutes);
 #   e2e-defaults  cluster failover at the shipped defaults, both stores
 #                 (ctest label e2e-defaults, about 2 minutes);
 #   coverage      a --coverage build runs every test but the end-to-end
@@ -20,7 +23,8 @@
 # tsan 0.5, fuzz about 3 (2 of fuzzing), analysis 2.3: all of them about
 # 22.5, within the 25 allowed; e2e-defaults 2, coverage about 6.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
-# that order, not the long ones; "all e2e-defaults coverage" is what CI runs)
+# that order, not the long ones; "all random-faults e2e-defaults coverage" is
+# what CI runs)
 # Environment: SDLIVE_FUZZ_BUDGET (seconds of fuzzing for the whole fuzz
 # stage, default 120, shared evenly by the targets, at least 10 s each);
 # CI=true makes an unavailable systemd manager, and any skipped test, a
@@ -48,7 +52,7 @@ fi
 
 jobs=$(nproc)
 all_stages=(default asan tsan fuzz analysis)
-long_stages=(e2e-defaults coverage)
+long_stages=(random-faults e2e-defaults coverage)
 
 configure_and_build() {
   local build=$1; shift
@@ -57,10 +61,22 @@ configure_and_build() {
     { cat "$build.err" >&2; echo "sdlive: build in $build failed" >&2; return 1; }
 }
 
+# The seeded randomized job fault runs (many leader and worker faults per
+# run, minutes each) are the long stage random-faults, not default or asan.
+random_faults='^jobs-random'
+
 stage_default() {
   configure_and_build "$root/build/test-default" || return 1
-  run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz'
+  run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz' -E "$random_faults"
   run_ctest "$root/build/test-default" -L '^e2e$'
+}
+
+stage_random-faults() {
+  configure_and_build "$root/build/test-default" || return 1
+  run_ctest "$root/build/test-default" -R "$random_faults"
+  configure_and_build "$root/build/test-asan" -DSDLIVE_SANITIZE=address || return 1
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_ctest "$root/build/test-asan" -R "$random_faults"
 }
 
 stage_e2e-defaults() {
@@ -71,7 +87,7 @@ stage_e2e-defaults() {
 stage_asan() {
   configure_and_build "$root/build/test-asan" -DSDLIVE_SANITIZE=address || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install'
+    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install' -E "$random_faults"
 }
 
 stage_tsan() {
