@@ -73,7 +73,7 @@ static void usage(void) {
                "  --worker-timeout DUR       reap a worker silent this long (default 30s;\n"
                "                             up to 1d)\n"
                "  --worker-heartbeat DUR     heartbeat to workers (default 10s; up to 1d)\n"
-               "  --job-window N             jobs in flight per worker (default 4; 1 to 64)\n"
+               "  --job-window N             jobs in flight per worker (default 16; 1 to 64)\n"
                "  --job-run N                when elected and no run is unfinished, create a\n"
                "                             run of N jobs (1 to 2147483647)\n"
                "  --job-payload TEXT         what each job does: noop, checksum, spin USEC\n"

@@ -45,7 +45,8 @@ struct bench {
         const char *worker;
         const char *base;
         const char *pg_url; /* NULL: SQLite only */
-        unsigned window;
+        unsigned windows[8]; /* the first is the tables'; the others are compared with it */
+        size_t n_windows;
         char dir[80], url[512], sock[100];
         char lease[32]; /* bench-PID: a run killed half way leaves no lease in our way */
         struct store *store;
@@ -95,10 +96,12 @@ static void teardown(struct bench *b) {
 }
 
 /* (a) and (b): jobs/s of the fenced claim+record work on one connection,
- * `per` jobs per transaction (1: a claim and a record transaction each). */
-static double store_ceiling(struct bench *b, bool pg, uint32_t jobs, unsigned per) {
+ * `per` jobs per transaction (1: a claim and a record transaction each),
+ * claimed by `requests` claim requests (as many workers' refills). */
+static double store_ceiling(struct bench *b, bool pg, uint32_t jobs, unsigned per, unsigned requests) {
         struct store_claim *claims = calloc(per, sizeof(*claims));
         struct store_result *results = calloc(per, sizeof(*results));
+        struct store_claim_request req[WORKERS_MAX];
         uint64_t run;
         uint32_t done = 0;
         unsigned held = 0;
@@ -110,26 +113,36 @@ static double store_ceiling(struct bench *b, bool pg, uint32_t jobs, unsigned pe
         if (store_run_create(b->store, &b->fence, jobs, &run) < 0)
                 die("run", store_errmsg(b->store));
         t0 = now_us();
+        if (requests > per)
+                requests = per;
         while (done < jobs) {
-                struct store_claim_request req = { .worker = "bench", .out = claims, .want = per };
                 struct store_job_batch batch = { .results = results, .n_results = held };
+                unsigned got = 0;
+                for (unsigned k = 0, at = 0; k < requests; k++) {
+                        unsigned want = per / requests + (k < per % requests);
+                        req[k] = (struct store_claim_request) { .worker = "bench", .out = claims + at, .want = want };
+                        at += want;
+                }
                 if (per > 1) { /* the coordinator's shape: record and refill at once */
-                        batch.claims = &req;
-                        batch.n_claims = 1;
+                        batch.claims = req;
+                        batch.n_claims = requests;
                 } else if (!held) {
-                        batch = (struct store_job_batch) { .claims = &req, .n_claims = 1 };
+                        batch = (struct store_job_batch) { .claims = req, .n_claims = 1 };
                 }
                 if (store_jobs_batch(b->store, &b->fence, &batch) < 0)
                         die("batch", store_errmsg(b->store));
                 done += batch.counted;
                 if (batch.n_results)
                         held = 0;
-                for (unsigned i = 0; i < req.got; i++) {
-                        results[held] = (struct store_result) { .run = claims[i].run, .job = claims[i].job,
-                                                                .attempt = claims[i].attempt };
-                        memcpy(results[held++].token, claims[i].token, STORE_TOKEN_SIZE);
-                }
-                if (!req.got && !batch.n_results && done < jobs)
+                for (size_t k = 0; k < batch.n_claims; k++)
+                        for (unsigned i = 0; i < req[k].got; i++) {
+                                const struct store_claim *j = &req[k].out[i];
+                                results[held] = (struct store_result) { .run = j->run, .job = j->job,
+                                                                        .attempt = j->attempt };
+                                memcpy(results[held++].token, j->token, STORE_TOKEN_SIZE);
+                                got++;
+                        }
+                if (!got && !batch.n_results && done < jobs)
                         die("batch", "nothing left to claim");
         }
         double s = (double) (now_us() - t0) / 1e6;
@@ -182,16 +195,18 @@ static struct coordinator *start(struct bench *b, uint64_t timeout_ms, uint32_t 
         return c;
 }
 
-/* (c): jobs/s through `workers` workers; *ended: worker connections that
- * ended before the run was done. */
-static double end_to_end(struct bench *b, bool pg, unsigned workers, uint32_t jobs, uint64_t *ended) {
+/* (c): jobs/s through `workers` workers at window, and the coordinator's
+ * figures once the run was done (connections ended beyond the workers',
+ * jobs assigned, store transactions). */
+static double end_to_end(struct bench *b, bool pg, unsigned workers, uint32_t jobs, unsigned window,
+                         struct coordinator_stats *ret) {
         pid_t pids[WORKERS_MAX];
         struct coordinator *c;
         struct coordinator_stats st;
         int64_t t0, t1;
 
         setup(b, pg);
-        c = start(b, 30000, jobs, b->window);
+        c = start(b, 30000, jobs, window);
         t0 = now_us();
         for (unsigned i = 0; i < workers; i++)
                 pids[i] = spawn_worker(b, i, 30000);
@@ -200,7 +215,8 @@ static double end_to_end(struct bench *b, bool pg, unsigned workers, uint32_t jo
                 coordinator_stats(c, &st);
         } while (st.counted < jobs);
         t1 = now_us();
-        *ended = st.connections - workers;
+        *ret = st;
+        ret->connections -= workers;
         stop_workers(pids, workers);
         coordinator_stop(c);
         teardown(b);
@@ -270,7 +286,7 @@ static double reap_latency(struct bench *b, uint64_t timeout_ms, uint32_t warmup
         int64_t t0;
 
         setup(b, false);
-        c = start(b, timeout_ms, 100000, b->window);
+        c = start(b, timeout_ms, 100000, b->windows[0]);
         pid = spawn_worker(b, 0, timeout_ms);
         do {
                 usleep(1000);
@@ -289,30 +305,56 @@ static double reap_latency(struct bench *b, uint64_t timeout_ms, uint32_t warmup
         return ms;
 }
 
+/* The coordinator's average batch: jobs claimed per store transaction,
+ * and the share of those transactions' claim requests (one per worker
+ * refilled), from the stats of a 4-worker run. */
+static unsigned achieved_batch(const struct coordinator_stats *st) {
+        uint64_t per = st->batches ? (st->assigned + st->batches / 2) / st->batches : 1;
+        return per < 1 ? 1 : per > COORDINATOR_WINDOW_MAX * WORKERS_MAX ? COORDINATOR_WINDOW_MAX * WORKERS_MAX
+                                                                        : (unsigned) per;
+}
+
 static void store_table(struct bench *b, bool pg, uint32_t jobs) {
         static const unsigned counts[] = { 1, 2, 4 };
-        unsigned per = b->window * WORKERS_MAX;
-        double ceiling, batched, e2e = 0;
+        unsigned most = b->windows[0] * WORKERS_MAX, per;
+        double ceiling, batched, batched_most, e2e = 0;
+        struct coordinator_stats st;
         int64_t p50, p99;
-        uint64_t ended;
 
-        ceiling = store_ceiling(b, pg, jobs, 1);
-        batched = store_ceiling(b, pg, jobs, per);
-        printf("\n%s, %u noop jobs, window %u\n\n", pg ? "PostgreSQL" : "SQLite", jobs, b->window);
-        printf("| | jobs/s | connections ended |\n|---|---:|---:|\n");
-        printf("| (a) store ceiling: claim + record, 1 job per transaction | %.0f | |\n", ceiling);
-        printf("| (b) store, batched as the coordinator: %u jobs per transaction | %.0f | |\n", per, batched);
+        printf("\n%s, %u noop jobs, window %u\n\n", pg ? "PostgreSQL" : "SQLite", jobs, b->windows[0]);
+        printf("| | jobs/s | jobs per transaction | connections ended |\n|---|---:|---:|---:|\n");
         fflush(stdout);
         for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-                e2e = end_to_end(b, pg, counts[i], jobs, &ended);
-                printf("| (c) end to end, %u worker%s | %.0f | %" PRIu64 " |\n", counts[i],
-                       counts[i] > 1 ? "s" : "", e2e, ended);
+                e2e = end_to_end(b, pg, counts[i], jobs, b->windows[0], &st);
+                printf("| (c) end to end, %u worker%s | %.0f | %.1f | %" PRIu64 " |\n", counts[i],
+                       counts[i] > 1 ? "s" : "", e2e, st.batches ? (double) st.assigned / st.batches : 0,
+                       st.connections);
                 fflush(stdout);
         }
+        per = achieved_batch(&st);
+        ceiling = store_ceiling(b, pg, jobs, 1, 1);
+        batched = store_ceiling(b, pg, jobs, per, WORKERS_MAX);
+        batched_most = store_ceiling(b, pg, jobs, most, WORKERS_MAX);
+        printf("| (a) store alone: claim + record, 1 job per transaction | %.0f | 1 | |\n", ceiling);
+        printf("| (b) store alone, batched as the coordinator batched (4 workers) | %.0f | %u | |\n",
+               batched, per);
+        printf("| (b') store alone, the largest batch of this window (%u workers x %u) | %.0f | %u | |\n",
+               WORKERS_MAX, b->windows[0], batched_most, most);
+        printf("\n4 workers: (c)/(a) %.2f; (c)/(b) %.2f; (c)/(b') %.2f\n", e2e / ceiling, e2e / batched,
+               e2e / batched_most);
+        if (b->n_windows > 1) {
+                printf("\n4 workers by window (side by side, same run)\n\n| window | jobs/s | jobs per "
+                       "transaction | connections ended |\n|---:|---:|---:|---:|\n");
+                for (size_t i = 0; i < b->n_windows; i++) {
+                        double v = end_to_end(b, pg, WORKERS_MAX, jobs, b->windows[i], &st);
+                        printf("| %u | %.0f | %.1f | %" PRIu64 " |\n", b->windows[i], v,
+                               st.batches ? (double) st.assigned / st.batches : 0, st.connections);
+                        fflush(stdout);
+                }
+        }
         latency(b, pg, jobs / 10 > 2 ? jobs / 10 : 2, &p50, &p99);
-        printf("\n(c)/(a) with 4 workers: %.2f; (c)/(b): %.2f. One job at low load, RESULT sent "
-               "to the next ASSIGN (its record and the next claim): p50 %" PRId64 " us, p99 %" PRId64 " us\n",
-               e2e / ceiling, e2e / batched, p50, p99);
+        printf("\nOne job at low load (window 1), RESULT sent to the next ASSIGN received (its record "
+               "and the next claim): p50 %" PRId64 " us, p99 %" PRId64 " us\n", p50, p99);
         fflush(stdout);
 }
 
@@ -326,8 +368,8 @@ int main(int argc, char **argv) {
                 {}
         };
         static const char usage[] =
-                "usage: jobs-bench --worker BIN [--jobs N] [--window W] [--dir DIR] [--store postgresql:...]\n";
-        struct bench b = { .base = "/tmp", .window = COORDINATOR_WINDOW_DEFAULT };
+                "usage: jobs-bench --worker BIN [--jobs N] [--window W[,W...]] [--dir DIR] [--store postgresql:...]\n";
+        struct bench b = { .base = "/tmp", .windows = { COORDINATOR_WINDOW_DEFAULT }, .n_windows = 1 };
         const uint64_t timeouts[] = { 300, 1000 };
         unsigned long v;
         uint32_t jobs = 20000;
@@ -340,19 +382,28 @@ int main(int argc, char **argv) {
                 case 'd': b.base = optarg; break;
                 case 's': b.pg_url = optarg; break;
                 case 'n':
-                case 'W':
                         errno = 0;
                         v = strtoul(optarg, &end, 10);
-                        if (errno || *end || v == 0 || v > (c == 'n' ? (unsigned long) INT32_MAX
-                                                                      : COORDINATOR_WINDOW_MAX)) {
-                                fprintf(stderr, "jobs-bench: bad --%s=%s\n%s", c == 'n' ? "jobs" : "window",
-                                        optarg, usage);
+                        if (errno || *end || v == 0 || v > INT32_MAX) {
+                                fprintf(stderr, "jobs-bench: bad --jobs=%s\n%s", optarg, usage);
                                 return 2;
                         }
-                        if (c == 'n')
-                                jobs = (uint32_t) v;
-                        else
-                                b.window = (unsigned) v;
+                        jobs = (uint32_t) v;
+                        break;
+                case 'W':
+                        b.n_windows = 0;
+                        for (char *p = optarg;; p = end + 1) {
+                                errno = 0;
+                                v = strtoul(p, &end, 10);
+                                if (errno || end == p || (*end && *end != ',') || v == 0 ||
+                                    v > COORDINATOR_WINDOW_MAX || b.n_windows == sizeof(b.windows) / sizeof(b.windows[0])) {
+                                        fprintf(stderr, "jobs-bench: bad --window=%s\n%s", optarg, usage);
+                                        return 2;
+                                }
+                                b.windows[b.n_windows++] = (unsigned) v;
+                                if (!*end)
+                                        break;
+                        }
                         break;
                 default:
                         fputs(usage, stderr);

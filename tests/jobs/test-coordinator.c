@@ -536,10 +536,47 @@ static void tcp_listener_serves_loopback(void **state) {
         assert_true(coordinator_start(&c, f->d, &cfg) < 0);
 }
 
+/* The shipped window: a worker gets COORDINATOR_WINDOW_DEFAULT jobs at
+ * once, claimed in one store transaction, and no more until it answers. */
+static void default_window_claimed_in_one_batch(void **state) {
+        struct fixture *f = *state;
+        struct coordinator_config cfg = config(f);
+        struct coordinator_stats st;
+        frame_decoder *dec;
+        frame a, held[COORDINATOR_WINDOW_DEFAULT];
+        int fd, r;
+
+        assert_true(COORDINATOR_WINDOW_DEFAULT >= 16 && COORDINATOR_WINDOW_DEFAULT <= JOBS);
+        f->c = coordinator_stop(f->c);
+        cfg.window = 0;
+        assert_int_equal(coordinator_start(&f->c, f->d, &cfg), 0);
+        fd = connect_worker(f);
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "worker-1");
+        for (int i = 0; i < COORDINATOR_WINDOW_DEFAULT; i++)
+                expect_assign(fd, dec, &held[i]);
+        /* Alive (the reaper waits TIMEOUT_MS from this), and nothing more comes. */
+        a = (frame) { .type = FRAME_HEARTBEAT };
+        assert_int_equal(frame_send(fd, &a, 1000), 0);
+        r = recv_frame(fd, dec, &a, HEARTBEAT_MS, NULL);
+        assert_true(r == -ETIMEDOUT || r == -EAGAIN); /* nothing but heartbeats */
+        coordinator_stats(f->c, &st);
+        assert_int_equal(st.assigned, COORDINATOR_WINDOW_DEFAULT);
+        assert_int_equal(st.batches, 1);
+        /* Their RESULTs are recorded and the rest of the run comes. */
+        for (int i = 0; i < COORDINATOR_WINDOW_DEFAULT; i++)
+                send_result(fd, &held[i]);
+        for (int i = COORDINATOR_WINDOW_DEFAULT; i < JOBS; i++)
+                expect_assign(fd, dec, &a);
+        frame_decoder_free(dec);
+        close(fd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
                 T(dispatch_and_record),
+                T(default_window_claimed_in_one_batch),
                 T(malformed_frame_closes_that_connection_only),
                 T(oversized_frame_closes_that_connection_only),
                 T(result_before_hello_closes),

@@ -13,9 +13,9 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -35,9 +35,6 @@
 /* The longest a TCP client may take over its TLS handshake (never more
  * than the worker timeout). */
 #define TLS_HANDSHAKE_TIMEOUT_MS 5000
-/* At most this many refused connections are logged per window. */
-#define REFUSALS_LOGGED 10
-#define REFUSAL_WINDOW_MS 10000
 /* Frames handled per wake-up before the loop looks at its other duties. */
 #define RECEIVE_BUDGET 64
 /* RESULTs received and not yet recorded; a full list is recorded at once. */
@@ -66,6 +63,8 @@ struct session {
         struct store_result pending[PENDING_MAX];
         bool pending_ours[PENDING_MAX]; /* the RESULT's job was in our window */
         unsigned n_pending;
+        uint8_t *out;             /* the ASSIGNs of one claim, encoded */
+        size_t out_size;
         unsigned useless; /* RESULTs that changed nothing */
         int64_t claim_retry_at_ms; /* 0: claims allowed */
         int64_t last_received_ms;  /* bounds how long a send may wait */
@@ -79,12 +78,18 @@ static const char *name(const struct session *s) {
         return s->worker[0] ? s->worker : "(no HELLO yet)";
 }
 
-/* Sends one frame. The worker's remaining inactivity window bounds the
- * wait for socket buffer space, so a frozen worker whose buffer is full
+/* How long a send may wait for socket buffer space: the worker's
+ * remaining inactivity window, so a frozen worker whose buffer is full
  * cannot hold us past its deadline. */
-static int send_frame(struct session *s, const frame *f) {
+static int send_timeout_ms(const struct session *s) {
         int64_t left = s->last_received_ms + (int64_t) (s->c->cfg.worker_timeout_usec / 1000) - monotonic_ms();
-        int r = stream_send_frame(&s->st, f, left > 1 ? (int) (left > INT32_MAX ? INT32_MAX : left) : 1);
+
+        return left > 1 ? (int) (left > INT32_MAX ? INT32_MAX : left) : 1;
+}
+
+/* Sends one frame. */
+static int send_frame(struct session *s, const frame *f) {
+        int r = stream_send_frame(&s->st, f, send_timeout_ms(s));
 
         if (r < 0) {
                 snprintf(s->reason, sizeof(s->reason), "sending %s: %s", frame_type_name(f->type),
@@ -95,19 +100,40 @@ static int send_frame(struct session *s, const frame *f) {
         return 0;
 }
 
-static int send_assign(struct session *s, const struct store_claim *j) {
+/* Sends the ASSIGNs of n claimed jobs in one write. */
+static int send_assigns(struct session *s, const struct store_claim *jobs, unsigned n) {
         const char *payload = s->c->cfg.job_payload;
         frame f = { .type = FRAME_ASSIGN,
-                    .assign = { .run = j->run, .job = j->job, .attempt = j->attempt,
-                                .payload = (const uint8_t *) payload, .payload_len = strlen(payload) } };
-        int r;
+                    .assign = { .payload = (const uint8_t *) payload, .payload_len = strlen(payload) } };
+        size_t used = 0;
+        int size = frame_encoded_size(&f), r = size;
 
         _Static_assert(FRAME_TOKEN_SIZE == STORE_TOKEN_SIZE, "one token size");
-        memcpy(f.assign.token, j->token, FRAME_TOKEN_SIZE);
-        r = send_frame(s, &f);
-        if (r == 0)
-                atomic_fetch_add(&s->c->stats.assigned, 1);
-        return r;
+        if (size > 0 && s->out_size < (size_t) size * n) {
+                uint8_t *p = realloc(s->out, (size_t) size * COORDINATOR_WINDOW_MAX);
+                r = p ? size : -ENOMEM;
+                if (p) {
+                        s->out = p;
+                        s->out_size = (size_t) size * COORDINATOR_WINDOW_MAX;
+                }
+        }
+        for (unsigned i = 0; i < n && r > 0; i++) {
+                f.assign.run = jobs[i].run;
+                f.assign.job = jobs[i].job;
+                f.assign.attempt = jobs[i].attempt;
+                memcpy(f.assign.token, jobs[i].token, FRAME_TOKEN_SIZE);
+                r = frame_encode(&f, s->out + used, s->out_size - used);
+                used += r > 0 ? (size_t) r : 0;
+        }
+        if (r > 0)
+                r = stream_send(&s->st, s->out, used, send_timeout_ms(s));
+        if (r < 0) {
+                snprintf(s->reason, sizeof(s->reason), "sending ASSIGN: %s", frame_strerror(r));
+                return r;
+        }
+        sdlive_peer_sent(s->peer);
+        atomic_fetch_add(&s->c->stats.assigned, n);
+        return 0;
 }
 
 /* What the store said about one RESULT. < 0 ends the connection. */
@@ -186,12 +212,7 @@ static int exchange(struct session *s) {
         s->n_pending = 0;
         if (q.want && q.got < q.want)
                 s->idle = true;
-        for (unsigned i = 0; i < q.got; i++) {
-                r = send_assign(s, &q.claims[i]);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return q.got ? send_assigns(s, q.claims, q.got) : 0;
 }
 
 static bool take_inflight(struct session *s, uint64_t run, uint64_t job, uint32_t attempt) {
@@ -431,42 +452,6 @@ static void finish(struct session *s) {
 
 /* The TLS handshake of a TCP connection, bounded in time (a silent or
  * slow client is cut off) and before anything else is spent on it. */
-static struct {
-        pthread_mutex_t lock;
-        int64_t window_start_ms;
-        unsigned logged, suppressed;
-} refusals = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-void coordinator_log_refusal(const char *format, ...) {
-        unsigned earlier = 0;
-        bool log = false;
-        int64_t now = monotonic_ms();
-        char line[512];
-        va_list ap;
-
-        pthread_mutex_lock(&refusals.lock);
-        if (now - refusals.window_start_ms >= REFUSAL_WINDOW_MS) {
-                refusals.window_start_ms = now;
-                refusals.logged = 0;
-        }
-        if (refusals.logged < REFUSALS_LOGGED) {
-                refusals.logged++;
-                earlier = refusals.suppressed;
-                refusals.suppressed = 0;
-                log = true;
-        } else
-                refusals.suppressed++;
-        pthread_mutex_unlock(&refusals.lock);
-        if (!log)
-                return;
-        va_start(ap, format);
-        vsnprintf(line, sizeof(line), format, ap);
-        va_end(ap);
-        if (earlier)
-                log_warning("coordinator: %u more refused connection(s) not logged", earlier);
-        log_warning("coordinator: %s", line);
-}
-
 static int handshake(struct session *s) {
         uint64_t window_ms = s->c->cfg.worker_timeout_usec / 1000;
         int timeout_ms = window_ms < TLS_HANDSHAKE_TIMEOUT_MS ? (int) window_ms : TLS_HANDSHAKE_TIMEOUT_MS;
@@ -502,6 +487,7 @@ out:
         close(k->fd);
         frame_decoder_free(s.dec);
         sdlive_peer_free(s.peer);
+        free(s.out);
         atomic_store(&k->finished, true);
         return NULL;
 }

@@ -85,10 +85,7 @@ struct conn {
 };
 
 void *conn_main(void *userdata);
-/* Logs "coordinator: <message>" at warning level for a connection refused
- * before HELLO, at most 10 per 10 s across the process: a peer cannot grow
- * the log by reconnecting. The lines not logged are counted in the next. */
-void coordinator_log_refusal(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
 /* coordinator_adopt() for a connection the listener accepted; tls: over
  * TCP with the configured TLS context. */
 int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls);
@@ -108,6 +105,10 @@ void *writer_main(void *userdata);
 int writer_submit(struct coordinator *c, struct job_request *q);
 
 /* listen.c */
+/* Logs "coordinator: <message>" at warning level for a connection refused
+ * before HELLO, at most 10 per 10 s across the process: a peer cannot grow
+ * the log by reconnecting. The lines not logged are counted in the next. */
+void coordinator_log_refusal(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* Creates the unix listener at path, mode 0666, in a trusted directory
  * (trusted_dir.h; refused otherwise, logged), replacing only a stale socket
  * of ours and never following a link. Returns the fd or -errno. */

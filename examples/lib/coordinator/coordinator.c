@@ -365,6 +365,7 @@ void coordinator_stats(const struct coordinator *c, struct coordinator_stats *re
                 .reaped = atomic_load(&c->stats.reaped),
                 .protocol_errors = atomic_load(&c->stats.protocol_errors),
                 .refused = atomic_load(&c->stats.refused),
+                .batches = atomic_load(&c->stats.batches),
         };
 }
 

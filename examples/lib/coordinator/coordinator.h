@@ -34,7 +34,7 @@
 
 #include "store.h"
 
-#define COORDINATOR_WINDOW_DEFAULT 4
+#define COORDINATOR_WINDOW_DEFAULT 16
 #define COORDINATOR_WINDOW_MAX 64
 /* Worker connections served at once; more are refused (logged). */
 #define COORDINATOR_CONNECTIONS_MAX 256
@@ -95,6 +95,8 @@ struct coordinator_stats {
         uint64_t protocol_errors; /* connections ended by a malformed frame, a
                                    * RESULT with a wrong token or replays */
         uint64_t refused;         /* RESULTs refused: wrong token, unknown job or attempt */
+        uint64_t batches;         /* store transactions that recorded RESULTs or claimed
+                                   * jobs: assigned / batches is the batch size achieved */
 };
 
 struct coordinator;

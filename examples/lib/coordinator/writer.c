@@ -141,6 +141,8 @@ static bool apply(struct coordinator *c, struct batch_space *sp, struct job_requ
                 else if (r < 0 && !atomic_load(&c->result))
                         log_warning("coordinator: job batch failed: %s", store_errmsg(c->store));
         }
+        if (r >= 0 && (b.n_results || b.n_claims))
+                atomic_fetch_add(&c->stats.batches, 1);
         if (r >= 0 && b.counted)
                 log_completed_runs(c, &b);
         n_results = n_requeues = n_claims = 0;

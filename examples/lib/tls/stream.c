@@ -73,6 +73,10 @@ static int send_all(void *ctx, uint8_t *buf, size_t len, int timeout_ms) {
         return 0;
 }
 
+int stream_send(struct stream *s, const void *buf, size_t len, int timeout_ms) {
+        return send_all(s, (uint8_t *) buf, len, timeout_ms);
+}
+
 int stream_send_frame(struct stream *s, const frame *f, int timeout_ms) {
         return frame_send_with(f, send_all, s, timeout_ms);
 }

@@ -23,6 +23,9 @@ struct stream {
  * it (SSL_ERROR_WANT_READ/WRITE wait for the event asked for). 0 or -errno
  * (-ETIMEDOUT, -EPIPE, -ECONNRESET, ...) or a FRAME_E* code. */
 int stream_send_frame(struct stream *s, const frame *f, int timeout_ms);
+/* Sends len bytes (frames already encoded, several in one write), with
+ * the same wait and results as stream_send_frame(). */
+int stream_send(struct stream *s, const void *buf, size_t len, int timeout_ms);
 
 /* Takes the next frame if one is complete, without waiting: 1 with *out
  * set (valid until the next call on dec), -EAGAIN when nothing more can be
