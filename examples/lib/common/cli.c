@@ -166,17 +166,16 @@ void cli_no_operands(int argc, char **argv) {
 
 void cli_parse(int argc, char **argv, const struct cli_option *options, size_t n, void (*usage)(void),
                cli_handler handle, void *userdata) {
-        struct option table[CLI_OPTIONS_MAX + 3] = {};
+        struct option table[n + 3]; /* n is a daemon's table size, not input */
         char name[64];
         int c, found = 0;
 
-        if (n > CLI_OPTIONS_MAX)
-                abort(); /* a daemon's table, not input: a programming error */
         for (size_t i = 0; i < n; i++)
                 table[i] = (struct option) { options[i].name, options[i].has_value ? required_argument : no_argument,
                                              NULL, options[i].id };
         table[n] = (struct option) { "help", no_argument, NULL, 'h' };
         table[n + 1] = (struct option) { "version", no_argument, NULL, 'V' };
+        table[n + 2] = (struct option) {};
 
         opterr = 0;
         while ((c = getopt_long(argc, argv, ":hV", table, &found)) >= 0) {

@@ -60,16 +60,13 @@ struct cli_option {
         int id;           /* handed to the handler; 0x100 and above */
 };
 
-/* The most options cli_parse() takes. */
-#define CLI_OPTIONS_MAX 40
-
 /* Receives one option: option is "--" and its table name (also for an
  * abbreviation on the command line), value its argument or NULL. */
 typedef void (*cli_handler)(int id, const char *option, const char *value, void *userdata);
 
 /*
  * Parses the command line the way every daemon does: each of the n options
- * (at most CLI_OPTIONS_MAX) goes to handle() in the order given, as
+ * goes to handle() in the order given, as
  * --NAME VALUE or --NAME=VALUE or any unambiguous prefix of NAME;
  * -h/--help prints usage() and exits 0, -V/--version prints the version and
  * exits 0; a missing value, an unknown option or an operand exits 2.

@@ -70,6 +70,12 @@ case_cli() {
         for d in "$WORKER" "$CLEANER" "$SENTINEL" "$ACCEPTOR"; do
                 expect_status 0 "$d" --help
                 grep -q '^Usage: ' "$TMP/out" || fail "$d --help: no usage on stdout"
+                # -h and -V are described in the column of the first option.
+                local columns
+                columns=$(awk '/^  --/ && !first { match($0, /[^ ]  +[^ ]/); first = RSTART + RLENGTH - 1 }
+                               /^  -[hV], --/ { print first, index($0, "show") }' "$TMP/out" | sort -u)
+                [ "$(echo "$columns" | wc -l)" = 1 ] && [ "${columns% *}" = "${columns#* }" ] ||
+                        fail "$d --help: -h/-V described at (option column, -h/-V column) '$columns'"
                 expect_status 0 "$d" --version
                 grep -q '(sdlive [0-9]' "$TMP/out" || fail "$d --version: no version"
                 expect_status 2 "$d" --no-such-option
