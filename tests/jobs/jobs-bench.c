@@ -40,6 +40,8 @@
 
 #define WORKERS_MAX 4
 #define LATENCY_SAMPLES_MAX 100000
+/* The longest one run of the bench may take. */
+#define RUN_TIMEOUT_USEC (300 * INT64_C(1000000))
 
 struct bench {
         const char *worker;
@@ -195,6 +197,21 @@ static struct coordinator *start(struct bench *b, uint64_t timeout_ms, uint32_t 
         return c;
 }
 
+/* Waits until the coordinator counted `jobs` RESULTs. A PostgreSQL
+ * database keeps its runs: a run an earlier, interrupted bench left
+ * unfinished is resumed instead of ours, and ours never comes. */
+static void wait_counted(struct coordinator *c, uint64_t jobs, struct coordinator_stats *st) {
+        int64_t deadline = now_us() + RUN_TIMEOUT_USEC;
+
+        do {
+                usleep(1000);
+                coordinator_stats(c, st);
+                if (now_us() > deadline)
+                        die("run", "not done in time (a run left unfinished in this store by an "
+                                   "interrupted bench? use a fresh database)");
+        } while (st->counted < jobs);
+}
+
 /* (c): jobs/s through `workers` workers at window, and the coordinator's
  * figures once the run was done (connections ended beyond the workers',
  * jobs assigned, store transactions). */
@@ -210,10 +227,7 @@ static double end_to_end(struct bench *b, bool pg, unsigned workers, uint32_t jo
         t0 = now_us();
         for (unsigned i = 0; i < workers; i++)
                 pids[i] = spawn_worker(b, i, 30000);
-        do {
-                usleep(1000);
-                coordinator_stats(c, &st);
-        } while (st.counted < jobs);
+        wait_counted(c, jobs, &st);
         t1 = now_us();
         *ret = st;
         ret->connections -= workers;
@@ -236,6 +250,7 @@ static void latency(struct bench *b, bool pg, uint32_t samples, int64_t *p50, in
         int64_t *t = calloc(samples, sizeof(*t)), sent = 0;
         frame_decoder *dec;
         struct coordinator *c;
+        struct coordinator_stats st;
         uint32_t n = 0;
         frame f;
         int fd;
@@ -266,6 +281,9 @@ static void latency(struct bench *b, bool pg, uint32_t samples, int64_t *p50, in
                 if (frame_send(fd, &res, 1000) < 0)
                         die("send", "RESULT");
         }
+        /* Every RESULT sent, the last one too, is recorded before we go:
+         * the run is complete and a later bench on this store starts its own. */
+        wait_counted(c, samples + 1, &st);
         close(fd);
         coordinator_stop(c);
         teardown(b);
