@@ -1,23 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jobs-bench: the job path beside the store's own ceiling, in one run, for
+ * jobs-bench: the job path beside the store's own figures, in one run, for
  * noop jobs, per store (SQLite in a temporary directory; PostgreSQL when
- * --store names one):
- *   (a) the store's ceiling: the fenced claim and record transactions of
- *       one job each, issued directly on one connection;
- *   (b) the same work batched as the coordinator batches it (RESULTs of a
- *       window of jobs and the claims that refill it, one transaction);
- *   (c) end to end: the coordinator in-process, 1, 2 and 4 sdlive-worker
- *       processes on its unix socket; also how many worker connections
- *       ended (a healthy worker is never disconnected);
- * then the ratio (c)/(a) and (c)/(b), a single job's latency at low load
+ * --store names one; docs/performance.md, "Jobs", explains every row):
+ *   (c) end to end: the coordinator in-process at the first --window, 1, 2
+ *       and 4 sdlive-worker processes on its unix socket; the jobs per
+ *       store transaction it achieved; worker connections that ended (a
+ *       healthy worker is never disconnected);
+ *   (a) the store alone: the fenced claim and record transactions of one
+ *       job each, issued directly on one connection;
+ *   (b) the store alone, batched as the coordinator batched with 4
+ *       workers (each transaction records the last batch's RESULTs and
+ *       claims the next jobs, over 4 claim requests);
+ *   (b') the same at the largest batch the window allows (4 x window);
+ * then (c)/(a), (c)/(b), (c)/(b') with 4 workers, (c) with 4 workers at
+ * every other --window side by side, a single job's latency at low load
  * (RESULT sent to the next ASSIGN received, window 1: the record and the
  * next claim) and the reap latency of a frozen (SIGSTOPped) worker.
  *
- *   jobs-bench --worker BIN [--jobs N] [--window W] [--dir DIR] [--store URL]
+ *   jobs-bench --worker BIN [--jobs N] [--window W[,W...]] [--dir DIR] [--store URL]
  *
  * DIR (default /tmp) holds the SQLite store: put it on the file system you
- * care about (tmpfs and disk differ by the cost of fsync).
+ * care about (tmpfs and disk differ by the cost of fsync). A PostgreSQL
+ * database must hold no unfinished run (a fresh pg-server.sh).
  */
 #include <errno.h>
 #include <getopt.h>
