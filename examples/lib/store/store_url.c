@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+/* Parsing a store URL ("sqlite:PATH", "postgresql:CONNINFO") into its
+ * backend and the rest; hostile input is refused here (fuzzed). */
+
 #include "store_url.h"
 
 #include <errno.h>

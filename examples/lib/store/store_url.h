@@ -2,6 +2,8 @@
 #ifndef SDLIVE_EXAMPLE_STORE_URL_H
 #define SDLIVE_EXAMPLE_STORE_URL_H
 
+/* Which backend a store URL names, and what follows its prefix (store_url.c). */
+
 #include <stddef.h>
 
 /* Longest store URL accepted, without the NUL. */
