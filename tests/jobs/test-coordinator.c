@@ -2,8 +2,9 @@
 /*
  * The coordinator's connection loop against a test "worker" on the other
  * end of a socketpair, with a temporary SQLite store: dispatch and
- * recording, malformed frames, the inactivity reaper, requeue on close,
- * stale attempts, lease loss, resume and the unix listener's credentials.
+ * recording, the shipped window, malformed frames, the inactivity reaper,
+ * requeue on close, stale attempts, lease loss and resume (the listeners:
+ * test-coordinator-listen.c).
  * Times are real but short (a 300 ms timeout, 100 ms heartbeats).
  */
 #include <errno.h>
@@ -26,165 +27,7 @@
 
 #include <cmocka.h>
 
-#include "coordinator.h"
-#include "frame.h"
-
-#define LEASE "cluster"
-#define TIMEOUT_MS 300
-#define HEARTBEAT_MS 100
-#define JOBS 20
-
-struct fixture {
-        char dir[64];
-        char url[128];
-        struct store *store;
-        sdlive *d;
-        struct store_fence fence;
-        uint64_t run;
-        struct coordinator *c;
-};
-
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static struct coordinator_config config(const struct fixture *f) {
-        return (struct coordinator_config) {
-                .store_url = f->url,
-                .fence = f->fence,
-                .worker_timeout_usec = TIMEOUT_MS * SDLIVE_USEC_PER_MSEC,
-                .heartbeat_usec = HEARTBEAT_MS * SDLIVE_USEC_PER_MSEC,
-                .window = 4,
-        };
-}
-
-static int setup(void **state) {
-        struct fixture *f = calloc(1, sizeof(*f));
-        struct coordinator_config cfg;
-
-        assert_non_null(f);
-        snprintf(f->dir, sizeof(f->dir), "/tmp/test-coordinator-XXXXXX");
-        assert_non_null(mkdtemp(f->dir));
-        snprintf(f->url, sizeof(f->url), "sqlite:%s/store.db", f->dir);
-        assert_int_equal(store_open(f->url, &f->store), 0);
-        f->fence = (struct store_fence) { .lease = LEASE, .holder = "leader-a" };
-        assert_int_equal(store_lease_acquire(f->store, LEASE, "leader-a", 60 * SDLIVE_USEC_PER_SEC,
-                                             &f->fence.generation), 0);
-        assert_int_equal(store_run_create(f->store, &f->fence, JOBS, &f->run), 0);
-        assert_int_equal(sdlive_new(&f->d, NULL), 0);
-        cfg = config(f);
-        assert_int_equal(coordinator_start(&f->c, f->d, &cfg), 0);
-        *state = f;
-        return 0;
-}
-
-static int teardown(void **state) {
-        struct fixture *f = *state;
-        char cmd[128];
-
-        coordinator_stop(f->c);
-        store_close(f->store);
-        sdlive_free(f->d);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-        assert_int_equal(system(cmd), 0);
-        free(f);
-        return 0;
-}
-
-/* The test's end of a new worker connection. */
-static int connect_worker(struct fixture *f) {
-        int sv[2];
-
-        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-        assert_int_equal(coordinator_adopt(f->c, sv[0], "socketpair"), 0);
-        return sv[1];
-}
-
-static void send_hello(int fd, const char *identity) {
-        frame h = { .type = FRAME_HELLO, .hello = { .protocol = FRAME_PROTOCOL_VERSION, .identity = identity } };
-        assert_int_equal(frame_send(fd, &h, 1000), 0);
-}
-
-/* A RESULT naming (run, job, attempt) with the given token (NULL: none). */
-static void send_forged(int fd, uint64_t run, uint64_t job, uint32_t attempt, const uint8_t *token) {
-        frame r = { .type = FRAME_RESULT,
-                    .result = { .run = run, .job = job, .attempt = attempt, .outcome = 0, .text = "ok" } };
-        if (token)
-                memcpy(r.result.token, token, FRAME_TOKEN_SIZE);
-        assert_int_equal(frame_send(fd, &r, 1000), 0);
-}
-
-/* The RESULT of an ASSIGN, with its token. */
-static void send_result(int fd, const frame *a) {
-        send_forged(fd, a->assign.run, a->assign.job, a->assign.attempt, a->assign.token);
-}
-
-/* Next frame other than a HEARTBEAT; heartbeats seen are counted. */
-static int recv_frame(int fd, frame_decoder *dec, frame *out, int timeout_ms, int *heartbeats) {
-        int64_t deadline = now_ms() + timeout_ms;
-        int r;
-
-        for (;;) {
-                int left = (int) (deadline - now_ms());
-                r = frame_recv(fd, dec, out, left > 0 ? left : 0);
-                if (r == 1 && out->type == FRAME_HEARTBEAT) {
-                        if (heartbeats)
-                                (*heartbeats)++;
-                        continue;
-                }
-                return r;
-        }
-}
-
-static void expect_assign(int fd, frame_decoder *dec, frame *out) {
-        assert_int_equal(recv_frame(fd, dec, out, 2000, NULL), 1);
-        assert_int_equal(out->type, FRAME_ASSIGN);
-        assert_memory_equal(out->assign.payload, "noop", 4);
-}
-
-/* Waits until the coordinator closes its end; returns when it did. */
-static int64_t wait_closed(int fd, int timeout_ms, int *heartbeats) {
-        frame_decoder *dec;
-        frame f;
-        int r;
-
-        assert_int_equal(frame_decoder_new(&dec), 0);
-        do
-                r = recv_frame(fd, dec, &f, timeout_ms, heartbeats);
-        while (r == 1);
-        frame_decoder_free(dec);
-        assert_true(r == 0 || r == -ECONNRESET);
-        return now_ms();
-}
-
-static void wait_status(struct fixture *f, uint32_t job, enum store_job_status status) {
-        int64_t deadline = now_ms() + 2000;
-        struct store_job j;
-
-        for (;;) {
-                assert_int_equal(store_job_read(f->store, f->run, job, &j), 0);
-                if (j.status == status)
-                        return;
-                assert_true(now_ms() < deadline);
-                usleep(5000);
-        }
-}
-
-static void wait_done_count(struct fixture *f, uint32_t want, struct store_run *run) {
-        int64_t deadline = now_ms() + 2000;
-
-        for (;;) {
-                assert_int_equal(store_run_read(f->store, f->run, run), 0);
-                if (run->done_count >= want)
-                        break;
-                assert_true(now_ms() < deadline);
-                usleep(5000);
-        }
-        assert_int_equal(run->done_count, want);
-}
+#include "coordinator-fixture.h"
 
 static void dispatch_and_record(void **state) {
         struct fixture *f = *state;
@@ -443,99 +286,6 @@ static void new_leader_requeues_and_resumes(void **state) {
         close(fd);
 }
 
-static void unix_listener_checks_credentials(void **state) {
-        struct fixture *f = *state;
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct coordinator_config cfg = config(f);
-        struct coordinator *c;
-        frame_decoder *dec;
-        frame a;
-        int fd, status;
-        pid_t pid;
-
-        coordinator_stop(f->c);
-        assert_int_equal(chmod(f->dir, 0755), 0); /* reachable for the stranger below */
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/coordinator.sock", f->dir);
-        /* A stale socket file from an earlier leader is replaced. */
-        fd = socket(AF_UNIX, SOCK_STREAM, 0);
-        assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        close(fd);
-        cfg.unix_path = sa.sun_path;
-        assert_int_equal(coordinator_start(&c, f->d, &cfg), 0);
-        f->c = c;
-
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        assert_int_equal(frame_decoder_new(&dec), 0);
-        send_hello(fd, "local");
-        expect_assign(fd, dec, &a);
-        frame_decoder_free(dec);
-        close(fd);
-
-        if (geteuid() != 0) {
-                print_message("not root: cannot try a foreign uid\n");
-                return;
-        }
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                /* No cmocka in the child: it must only _exit(). */
-                frame_decoder *d2;
-                frame g;
-                if (setgid(65534) < 0 || setuid(65534) < 0)
-                        _exit(3);
-                fd = socket(AF_UNIX, SOCK_STREAM, 0);
-                if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
-                        _exit(4);
-                frame h = { .type = FRAME_HELLO,
-                            .hello = { .protocol = FRAME_PROTOCOL_VERSION, .identity = "stranger" } };
-                (void) frame_send(fd, &h, 1000); /* may already be refused */
-                if (frame_decoder_new(&d2) < 0)
-                        _exit(6);
-                /* Refused: closed (or reset, our HELLO unread) without a frame. */
-                int r = frame_recv(fd, d2, &g, 2000);
-                _exit(r == 0 || r == -ECONNRESET ? 0 : 5);
-        }
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        assert_int_equal(WEXITSTATUS(status), 0);
-}
-
-static void tcp_listener_serves_loopback(void **state) {
-        struct fixture *f = *state;
-        struct coordinator_config cfg = config(f);
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        char address[32];
-        struct coordinator *c = NULL;
-        frame_decoder *dec;
-        frame a;
-        int fd, r = -EADDRINUSE;
-
-        coordinator_stop(f->c);
-        f->c = NULL;
-        cfg.tcp_insecure = true; /* loopback in the clear */
-        /* No port-0 query in the API: try a few ports until one is free. */
-        for (int i = 0; i < 20 && r == -EADDRINUSE; i++) {
-                sa.sin_port = htons((uint16_t) (20000 + (getpid() * 7 + i * 131) % 40000));
-                snprintf(address, sizeof(address), "127.0.0.1:%u", ntohs(sa.sin_port));
-                cfg.tcp_address = address;
-                r = coordinator_start(&c, f->d, &cfg);
-        }
-        assert_int_equal(r, 0);
-        f->c = c;
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        assert_int_equal(frame_decoder_new(&dec), 0);
-        send_hello(fd, "remote");
-        expect_assign(fd, dec, &a);
-        frame_decoder_free(dec);
-        close(fd);
-
-        /* A bad address is refused at start. */
-        cfg.tcp_address = "no-port";
-        assert_true(coordinator_start(&c, f->d, &cfg) < 0);
-}
-
 /* The shipped window: a worker gets COORDINATOR_WINDOW_DEFAULT jobs at
  * once, claimed in one store transaction, and no more until it answers. */
 static void default_window_claimed_in_one_batch(void **state) {
@@ -587,8 +337,6 @@ int main(void) {
                 T(stale_attempt_refused),
                 T(lease_loss_stops_the_coordinator),
                 T(new_leader_requeues_and_resumes),
-                T(unix_listener_checks_credentials),
-                T(tcp_listener_serves_loopback),
 #undef T
         };
 
