@@ -323,7 +323,7 @@ static void test_inventory_seed_and_iterate(void **state) {
                         assert_true(cmp > 0 || (cmp == 0 && arts[i].version < last_version));
                         if (cmp > 0)
                                 assert_int_equal(arts[i].version, 10); /* newest first */
-                        snprintf(last_name, sizeof last_name, "%s", arts[i].name);
+                        memcpy(last_name, arts[i].name, sizeof last_name); /* same size */
                         last_version = arts[i].version;
                 }
                 cursor = arts[n - 1];
@@ -337,7 +337,7 @@ static void test_inventory_seed_and_iterate(void **state) {
         while ((n = store_nodes_list(s, last_name, nodes, 1000)) > 0) {
                 for (int i = 0; i < n; i++)
                         stale += nodes[i].since_checkin_usec > 1800 * (int64_t) SEC;
-                snprintf(last_name, sizeof last_name, "%s", nodes[n - 1].name);
+                memcpy(last_name, nodes[n - 1].name, sizeof last_name); /* same size */
                 count += (uint64_t) n;
         }
         assert_int_equal(count, 10000);
@@ -363,7 +363,7 @@ static void test_inventory_fenced_updates(void **state) {
         assert_int_equal(n, 20);
         for (int i = 0; i < n; i++) {
                 if (strcmp(arts[i].name, name) != 0) {
-                        snprintf(name, sizeof name, "%s", arts[i].name);
+                        memcpy(name, arts[i].name, sizeof name); /* same size */
                         kept_of_name = 0;
                 }
                 if (++kept_of_name > 3) {
