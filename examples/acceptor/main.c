@@ -68,14 +68,12 @@ static const struct cli_option options[] = {
         { "socket", true, OPT_SOCKET },
 };
 
-/* --socket, the only option: *userdata is its value. */
+/* --socket, the only option (id is OPT_SOCKET): *userdata is its value. */
 static void set_option(int id, const char *option, const char *value, void *userdata) {
         struct address address;
 
-        if (id == OPT_SOCKET) {
-                cli_address(option, value, ADDRESS_ALLOW_UNIX, &address);
-                *(const char **) userdata = value;
-        }
+        cli_address(option, value, ADDRESS_ALLOW_UNIX, &address);
+        *(const char **) userdata = value;
 }
 
 /* Returns the --socket value, or NULL. */

@@ -37,10 +37,9 @@ static const struct cli_option options[] = {
         { "interval", true, OPT_INTERVAL },
 };
 
-/* --interval, the only option: *userdata is the interval. */
+/* --interval, the only option (id is OPT_INTERVAL): *userdata is the interval. */
 static void set_option(int id, const char *option, const char *value, void *userdata) {
-        if (id == OPT_INTERVAL)
-                *(uint64_t *) userdata = cli_duration_range(option, value, 1, INTERVAL_MAX_USEC);
+        *(uint64_t *) userdata = cli_duration_range(option, value, 1, INTERVAL_MAX_USEC);
 }
 
 static uint64_t parse_options(int argc, char **argv) {
