@@ -42,6 +42,19 @@ static int write_all(int fd, const char *buf, size_t n) {
         return 0;
 }
 
+/* Nothing, a symlink or a record of ours may be replaced: -EEXIST for
+ * anything else. */
+static int replaceable(const char *path) {
+        struct lease_record old;
+        struct stat st;
+
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (S_ISLNK(st.st_mode))
+                return 0;
+        return S_ISREG(st.st_mode) && lease_record_read(path, &old) == 0 ? 0 : -EEXIST;
+}
+
 int lease_record_write(const char *path, const struct lease_record *r) {
         char text[LEASE_RECORD_SIZE_MAX], *tmp;
         int fd, n, ret;
@@ -50,6 +63,9 @@ int lease_record_write(const char *path, const struct lease_record *r) {
                      r->lease, r->holder, r->generation, r->invocation[0] ? r->invocation : "-");
         if (n < 0 || (size_t) n >= sizeof(text))
                 return -EINVAL;
+        ret = replaceable(path);
+        if (ret < 0)
+                return ret;
         if (asprintf(&tmp, "%s.tmp", path) < 0)
                 return -ENOMEM;
         /* A leftover (or planted) temporary file is replaced, never followed. */
@@ -162,9 +178,9 @@ int lease_record_remove(const char *path, uint64_t generation) {
         struct lease_record r = { 0 };
         int ret = lease_record_read(path, &r);
 
-        if (ret == -ENOENT)
-                return 0;
-        if (ret == 0 && r.generation != generation)
+        if (ret < 0)
+                return ret == -ENOENT ? 0 : ret;
+        if (r.generation != generation)
                 return 0;
         return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }

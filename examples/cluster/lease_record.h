@@ -48,7 +48,10 @@ int lease_record_path(const char *dir, const char *node, char **ret);
  * digits, else "" (outside systemd). */
 const char *lease_record_invocation(void);
 
-/* Writes r to path atomically. 0 or -errno. */
+/* Writes r to path atomically. What is at the path is replaced only when
+ * it is a lease record of ours or a symlink (replaced itself, never
+ * followed); anything else — a device such as /dev/null, a directory, a
+ * file named by mistake — is left alone: -EEXIST. 0 or -errno. */
 int lease_record_write(const char *path, const struct lease_record *r);
 
 /* Reads and validates path. 0, -ENOENT (no record), -EPERM (not a regular
@@ -56,8 +59,10 @@ int lease_record_write(const char *path, const struct lease_record *r);
  * another -errno. */
 int lease_record_read(const char *path, struct lease_record *ret);
 
-/* Removes the record if it still names this generation (a record of a
- * newer term is left alone). 0, or -errno. */
+/* Removes the record if it is a record of ours that still names this
+ * generation: a record of a newer term is left alone (0), and so is
+ * anything at the path that is not a record of ours (the error of
+ * lease_record_read()). 0, or -errno. */
 int lease_record_remove(const char *path, uint64_t generation);
 
 #endif

@@ -282,6 +282,41 @@ static void writing_follows_no_symlink(void **state) {
         unlink(target);
 }
 
+/* A record path that names something else — a FIFO here, as a device
+ * such as /dev/null would be — or a file that is not a lease record is
+ * neither replaced nor removed. */
+static void leaves_what_is_not_a_record_alone(void **state) {
+        fixture *f = *state;
+        struct lease_record r = { .lease = "cluster", .holder = "a", .generation = 3 };
+        struct stat st;
+        char text[16] = "";
+        FILE *in;
+
+        assert_int_equal(mkfifo(f->record, 0600), 0);
+        assert_int_equal(lease_record_write(f->record, &r), -EEXIST);
+        assert_int_not_equal(lease_record_remove(f->record, 3), 0);
+        assert_int_equal(lstat(f->record, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode));
+        unlink(f->record);
+
+        write_text(f->record, "not a record\n");
+        assert_int_equal(lease_record_write(f->record, &r), -EEXIST);
+        assert_int_not_equal(lease_record_remove(f->record, 3), 0);
+        in = fopen(f->record, "r");
+        assert_non_null(in);
+        assert_non_null(fgets(text, sizeof(text), in));
+        fclose(in);
+        assert_string_equal(text, "not a record\n");
+
+        /* A record of ours is replaced, and removed for its generation. */
+        unlink(f->record);
+        assert_int_equal(lease_record_write(f->record, &r), 0);
+        r.generation = 4;
+        assert_int_equal(lease_record_write(f->record, &r), 0);
+        assert_int_equal(lease_record_remove(f->record, 4), 0);
+        assert_int_equal(lstat(f->record, &st), -1);
+}
+
 static void record_path_rejects_names_that_are_not_file_names(void **state) {
         char *p = NULL;
 
@@ -304,6 +339,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(unreachable_store_leaves_the_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(refuses_untrusted_records, setup, teardown),
                 cmocka_unit_test_setup_teardown(writing_follows_no_symlink, setup, teardown),
+                cmocka_unit_test_setup_teardown(leaves_what_is_not_a_record_alone, setup, teardown),
                 cmocka_unit_test(record_path_rejects_names_that_are_not_file_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
