@@ -101,26 +101,17 @@ static void usage(void) {
 /* The TCP listener is TLS (all three files) or, by explicit choice, in
  * the clear on a loopback address only; exits 2 otherwise. */
 static void check_transport(const cluster_options *o) {
-        bool tls = o->tls.cert || o->tls.key || o->tls.ca;
-        struct address a;
-
-        if (tls && !(o->tls.cert && o->tls.key && o->tls.ca))
-                cli_usage_error("TLS needs all of --coordinator-tls-cert, --coordinator-tls-key and "
-                                "--coordinator-tls-ca");
-        if (tls && o->jobs.tcp_insecure)
-                cli_usage_error("--coordinator-tcp-insecure contradicts the TLS options");
-        if ((tls || o->jobs.tcp_insecure) && !o->jobs.tcp_address)
-                cli_usage_error("%s: no --coordinator-tcp to use it with",
-                                tls ? "--coordinator-tls-cert" : "--coordinator-tcp-insecure");
-        if (!o->jobs.tcp_address || tls)
-                return;
-        if (!o->jobs.tcp_insecure)
-                cli_usage_error("--coordinator-tcp: TCP needs --coordinator-tls-cert, --coordinator-tls-key "
-                                "and --coordinator-tls-ca (or --coordinator-tcp-insecure on loopback)");
-        if (address_parse(o->jobs.tcp_address, ADDRESS_ALLOW_TCP | ADDRESS_NUMERIC_HOST, &a, NULL) < 0 ||
-            !address_is_loopback(&a))
-                cli_usage_error("--coordinator-tcp-insecure: '%s' is not a loopback address",
-                                o->jobs.tcp_address);
+        cli_check_transport(&(struct cli_transport) {
+                .names = { "--coordinator-tls-cert", "--coordinator-tls-key", "--coordinator-tls-ca",
+                           "--coordinator-tcp-insecure", "--coordinator-tcp" },
+                .cert = o->tls.cert,
+                .key = o->tls.key,
+                .ca = o->tls.ca,
+                .insecure = o->jobs.tcp_insecure,
+                .addresses = &o->jobs.tcp_address,
+                .n_addresses = o->jobs.tcp_address ? 1 : 0,
+                .address_flags = ADDRESS_ALLOW_TCP | ADDRESS_NUMERIC_HOST,
+        });
 }
 
 enum {

@@ -46,7 +46,6 @@ typedef struct worker_options {
         const char *hang_executor_file;
         jobmode_options jobs; /* jobs.link.n_addresses > 0: serve a coordinator */
         struct tls_files tls; /* all set: TCP through TLS */
-        bool any_tcp;         /* a --coordinator address is TCP */
 } worker_options;
 
 static void usage(void) {
@@ -93,28 +92,16 @@ static void usage(void) {
 /* TCP is through TLS (all three files) or, by explicit choice, in the
  * clear to loopback literals only; exits 2 otherwise. */
 static void check_transport(const worker_options *o) {
-        bool tls = o->tls.cert || o->tls.key || o->tls.ca;
-        struct address a;
-
-        if (tls && !(o->tls.cert && o->tls.key && o->tls.ca))
-                cli_usage_error("TLS needs all of --tls-cert, --tls-key and --tls-ca");
-        if (tls && o->jobs.link.tcp_insecure)
-                cli_usage_error("--tcp-insecure contradicts the TLS options");
-        if (tls && !o->any_tcp)
-                cli_usage_error("--tls-cert: no TCP --coordinator address to use it with");
-        if (o->jobs.link.tcp_insecure && !o->any_tcp)
-                cli_usage_error("--tcp-insecure: no TCP --coordinator address");
-        if (!o->any_tcp || tls)
-                return;
-        if (!o->jobs.link.tcp_insecure)
-                cli_usage_error("--coordinator: TCP needs --tls-cert, --tls-key and --tls-ca "
-                                "(or --tcp-insecure for loopback)");
-        for (size_t i = 0; i < o->jobs.link.n_addresses; i++)
-                if (address_parse(o->jobs.link.addresses[i], ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &a,
-                                  NULL) == 0 &&
-                    a.kind == ADDRESS_TCP && !address_is_loopback(&a))
-                        cli_usage_error("--tcp-insecure: '%s' is not a loopback IP address",
-                                        o->jobs.link.addresses[i]);
+        cli_check_transport(&(struct cli_transport) {
+                .names = { "--tls-cert", "--tls-key", "--tls-ca", "--tcp-insecure", "--coordinator" },
+                .cert = o->tls.cert,
+                .key = o->tls.key,
+                .ca = o->tls.ca,
+                .insecure = o->jobs.link.tcp_insecure,
+                .addresses = o->jobs.link.addresses,
+                .n_addresses = o->jobs.link.n_addresses,
+                .address_flags = ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP,
+        });
 }
 
 enum {
@@ -181,7 +168,6 @@ static void set_option(int id, const char *option, const char *value, void *user
                         cli_usage_error("%s: at most %d addresses", option, COORDINATOR_LINK_ADDRESSES_MAX);
                 cli_address(option, value, ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP, &address);
                 o->jobs.link.addresses[o->jobs.link.n_addresses++] = value;
-                o->any_tcp |= address.kind == ADDRESS_TCP;
                 break;
         case OPT_IDENTITY:
                 o->jobs.link.identity = cli_text(option, value, IDENTITY_MAX);

@@ -50,6 +50,29 @@ const char *cli_path(const char *option, const char *arg);
  * exits 2 with the reason when it is not acceptable. */
 void cli_address(const char *option, const char *arg, unsigned flags, struct address *ret);
 
+/* The options of a TCP job link as a daemon names them ("--tls-cert" ...;
+ * address: the option that gives the addresses). */
+struct cli_transport_names {
+        const char *cert, *key, *ca, *insecure, *address;
+};
+
+/* A daemon's transport options after parsing: the TLS files given (NULL:
+ * not given), the explicit clear-text choice, and the addresses given
+ * (parsed again with address_flags; only TCP ones count). */
+struct cli_transport {
+        struct cli_transport_names names;
+        const char *cert, *key, *ca;
+        bool insecure;
+        const char *const *addresses;
+        size_t n_addresses;
+        unsigned address_flags;
+};
+
+/* TCP is TLS (all three files) or, chosen explicitly, in the clear with
+ * every TCP address on loopback; TLS or clear-text options without a TCP
+ * address, or both at once, are refused. Exits 2 with the reason. */
+void cli_check_transport(const struct cli_transport *t);
+
 /* Prints "<program> (sdlive <library version>)" to stdout. */
 void cli_print_version(void);
 
