@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* The store tests' per-test handle and helpers (store-test.h). */
+#include "store-test.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+struct store *s;
+
+int setup(void **state) {
+        test_env_reset();
+        if (store_open(test_env.url, &s) < 0)
+                fail_msg("store_open(%s): %s", test_env.url, store_errmsg(NULL));
+        return 0;
+}
+
+int teardown(void **state) {
+        s = store_close(s);
+        return 0;
+}
+
+struct store *open_other(void) {
+        struct store *o = NULL;
+
+        if (store_open(test_env.url, &o) < 0)
+                fail_msg("store_open(%s): %s", test_env.url, store_errmsg(NULL));
+        return o;
+}
+
+uint64_t acquire_ok(struct store *st, const char *name, const char *holder, uint64_t ttl) {
+        uint64_t gen = 0;
+        int r = store_lease_acquire(st, name, holder, ttl, &gen);
+
+        if (r < 0)
+                fail_msg("acquire %s by %s: %s", name, holder, store_errmsg(st));
+        assert_true(gen > 0);
+        return gen;
+}
+
+struct store_fence lead(const char *holder) {
+        struct store_fence f = { "cluster", holder, 0, NULL };
+
+        f.generation = acquire_ok(s, "cluster", holder, 60 * SEC);
+        return f;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the store contract's test groups (one program, test-store):
+ * the handle each test opens on the backend under test, and helpers. */
+#ifndef SDLIVE_STORE_TEST_H
+#define SDLIVE_STORE_TEST_H
+
+#include "store-test-env.h"
+
+#include <stdint.h>
+
+#define SEC UINT64_C(1000000)
+#define MSEC UINT64_C(1000)
+
+/* The running test's handle: opened by setup(), closed by teardown(). */
+extern struct store *s;
+
+int setup(void **state);
+int teardown(void **state);
+
+/* A second handle on the same store; fails the test if it cannot open. */
+struct store *open_other(void);
+
+/* Acquires name for holder; fails the test unless it got a generation. */
+uint64_t acquire_ok(struct store *st, const char *name, const char *holder, uint64_t ttl);
+
+/* Takes the "leader" lease for holder on s; returns its fence. */
+struct store_fence lead(const char *holder);
+
+/* Inventory and jobs (test-store-records.c). */
+void test_inventory_seed_and_iterate(void **state);
+void test_inventory_fenced_updates(void **state);
+void test_job_recorded_twice_counts_once(void **state);
+void test_job_stale_attempt_refused(void **state);
+void test_jobs_requeue_and_resume(void **state);
+void test_concurrent_recorders_threads(void **state);
+void test_concurrent_recorders_processes(void **state);
+
+/* Refusals and backend failures (test-store-errors.c). */
+void test_bad_url(void **state);
+void test_lock_held_is_unavailable_not_busy(void **state);
+void test_sqlite_missing_dir_and_corrupt_file(void **state);
+void test_sqlite_lease_from_earlier_boot_is_expired(void **state);
+void test_sqlite_fenced_write_to_replaced_file(void **state);
+#if SDLIVE_STORE_HAVE_POSTGRES
+void test_pg_unreachable(void **state);
+void test_pg_restart_under_open_connection(void **state);
+#endif
+
+#endif
