@@ -173,7 +173,7 @@ int pg_query(struct store *s, enum store_stmt id, const char *what, struct store
         PGresult *res = NULL;
         int n, r;
 
-        for (n = 0; types[n] && n < MAX_PARAMS; n++) {
+        for (n = 0; n < MAX_PARAMS && types[n]; n++) {
                 values[n] = text[n];
                 if (types[n] == 'i')
                         snprintf(text[n], sizeof text[n], "%lld", (long long) va_arg(ap, int64_t));
