@@ -19,9 +19,9 @@
 #                 98% of src/'s lines or 92% of its branches (about 6
 #                 minutes: a build of its own and the store and job tests).
 # Wall time measured on 2 cores at rest (each stage prints its own):
-# default 7.7 min (about half of it the end-to-end suite), asan 2.6, tsan
-# 0.4, fuzz 2.3 (2 of fuzzing), analysis 2.3: all of them about 15, within
-# the 25 allowed; random-faults about 6, e2e-defaults 2, coverage about 6.
+# default 7.4 min (about half of it the end-to-end suite), asan 2.6, tsan
+# 0.4, fuzz 2.3 (2 of fuzzing), analysis 0.4: all of them about 13, within
+# the 25 allowed; random-faults 5.5, e2e-defaults 2, coverage about 6.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
 # that order, not the long ones; "all random-faults e2e-defaults coverage" is
 # what CI runs)
