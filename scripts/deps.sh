@@ -12,6 +12,9 @@ packages=(
   libevent-dev libuv1-dev libglib2.0-dev
   mandoc man-db lintian abigail-tools dpkg-dev fakeroot file
   cppcheck clang-tidy gcovr
+  iproute2 nftables iptables libnetfilter-queue-dev
+  etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev
+  libelf-dev python3-cffi python3-pytest python3-setuptools python3-pip
 )
 
 missing=()
