@@ -147,7 +147,8 @@ int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fd
 size_t sdlive_status_message(char *out, const char *text);
 
 /* notify-fields.c: a D-Bus error name (two or more elements); a raw
- * KEY=VALUE's arguments (0, -EINVAL or -E2BIG). */
+ * KEY=VALUE's arguments (0, -EINVAL, -EPERM for a field the library has a
+ * call for, or -E2BIG). */
 bool sdlive_bus_error_valid(const char *name);
 int sdlive_notify_raw_check(const char *key, const char *value);
 
@@ -165,6 +166,10 @@ int sdlive_watchdog_parse_env(const char *usec_env, const char *pid_env, pid_t s
 int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override);
 /* The handle's clock was replaced (clock.c). */
 void sdlive_watchdog_clock_changed(sdlive *d);
+/* true while a registered progress loop is stalled: the keepalives it
+ * withholds must not reach the manager as another message either
+ * (WATCHDOG_USEC= and EXTEND_TIMEOUT_USEC= restart or push back its timer). */
+bool sdlive_keepalive_withheld(sdlive *d);
 
 /* schedule.c */
 void sdlive_schedule_done(sdlive *d);
