@@ -138,7 +138,7 @@ __attribute__((noinline)) static int pet_due(sdlive *d, uint64_t due, uint64_t n
                 return 0; /* another thread took this interval */
         if (!sdlive_owner(d))
                 return 0; /* a forked child's copy speaks for nobody */
-        sdlive_wake_drain(d);
+        sdlive_schedule_drain(d);
 
         if (sdlive_progress_check(d, now, &stall)) {
                 if (!atomic_exchange(&d->stall_reported, true))
