@@ -45,7 +45,9 @@ cmake -DSTAGE="$stage" -P "$unit_src/stage.cmake" >"$HARNESS_LOG_DIR/stage.log" 
 
 # Each unit as rendered, its ExecStart= pointed at the staged binary; the
 # harness's test drop-in, for units it does not ship; and before the death
-# record, the time of each death (microseconds since the epoch, the clock of
+# record, the removal of the unit's fault files (a fault is injected once:
+# the restarted process must run normally however late this script looks)
+# and the time of each death (microseconds since the epoch, the clock of
 # harness_now_us) in deaths/<unit>.at.
 for unit in "${units[@]}"; do
   built=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit_src/$unit")
@@ -54,6 +56,7 @@ for unit in "${units[@]}"; do
   grep -q '^WatchdogSec=' "$HARNESS_UNIT_HOME/$unit" || harness_fail "$unit: rendered without WatchdogSec="
   harness_dropin "$unit" 10-e2e "StandardOutput=append:$HARNESS_LOG_DIR/%n.log
 StandardError=append:$HARNESS_LOG_DIR/%n.log
+ExecStopPost=+/bin/rm -f -- $HARNESS_WEDGE_DIR/%n $HARNESS_WEDGE_DIR/%n.executor
 ExecStopPost=+/bin/sh -c 'date +%%s%%6N >> $HARNESS_LOG_DIR/deaths/%n.at'
 ExecStopPost=+/bin/sh -c 'echo \"\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS\" >> $HARNESS_LOG_DIR/deaths/%n'
 Environment=SDLIVE_WEDGE_FILE=$HARNESS_WEDGE_DIR/%n
@@ -83,8 +86,8 @@ harness_log "healthy for 10 s at WatchdogSec=$SDLIVE_E2E_WATCHDOG, 0 restarts"
 
 # wait_kills <n> <unit...>: for each unit, killed_ms at its n-th death (as
 # its ExecStopPost= timed it) and restarted_ms when it is active again with n restarts (ms since
-# started[unit]); its fault file is removed at the death, so the restarted
-# process runs normally. Fails after 25 s.
+# started[unit]); its fault file was removed at the death (ExecStopPost=),
+# so the restarted process runs normally. Fails after 25 s.
 declare -A started=() fault=() killed_ms=() restarted_ms=()
 wait_kills() {
   local n=$1 deadline=$(($(harness_now_us) + 25000000)) unit done_count
@@ -95,7 +98,7 @@ wait_kills() {
     for unit in "$@"; do
       if [[ -z ${killed_ms[$unit]:-} ]] && (($(harness_death_count "$unit") >= n)); then
         killed_ms[$unit]=$((($(sed -n "${n}p" "$HARNESS_LOG_DIR/deaths/$unit.at") - started[$unit]) / 1000))
-        rm -f -- "${fault[$unit]}"
+        [[ ! -e ${fault[$unit]} ]] || harness_fail "$unit: ${fault[$unit]} still there after its death"
       fi
       if [[ -n ${killed_ms[$unit]:-} && -z ${restarted_ms[$unit]:-} ]] &&
         harness_prop_is "$unit" NRestarts "$n" && harness_prop_is "$unit" ActiveState active; then
