@@ -149,7 +149,10 @@ int sdlive_notify_status(sdlive *d, const char *format, ...)
         ;
 /* ERRNO= with a positive errno value. */
 int sdlive_notify_errno(sdlive *d, int error);
-/* EXTEND_TIMEOUT_USEC=: asks for more start/stop/runtime time. */
+/* EXTEND_TIMEOUT_USEC=: asks for more start/stop/runtime time. The manager
+ * pushes its watchdog deadline back as far, so this is a keepalive too:
+ * -EBUSY while a registered progress loop is stalled (see Progress below),
+ * -EINVAL for 0. */
 int sdlive_notify_extend_timeout(sdlive *d, uint64_t usec);
 
 /* BARRIER=1: returns once the manager has processed every message sent
@@ -195,13 +198,18 @@ enum {
 int sdlive_notify_access(sdlive *d, int access);
 
 /* KEY=VALUE for a field this library has no call for. key: an uppercase
- * letter or '_' then uppercase letters, digits and '_' (non-empty), and not
- * FDSTORE or BARRIER (they need descriptors) nor WATCHDOG_USEC (the pet
- * interval must follow it): use their calls; value: any bytes but a newline
- * or a carriage return (the manager starts another assignment at either),
- * possibly empty. -EINVAL for a bad key or value, -E2BIG when "KEY=VALUE" exceeds one
- * 4096-byte datagram. The value is sent as given, not cleaned as STATUS=
- * text is. */
+ * letter or '_' then uppercase letters, digits and '_' (non-empty); value:
+ * any bytes but a newline or a carriage return (the manager starts another
+ * assignment at either), possibly empty. -EINVAL for a bad key or value,
+ * -E2BIG when "KEY=VALUE" exceeds one 4096-byte datagram. The value is sent
+ * as given, not cleaned as STATUS= text is.
+ * -EPERM, whatever the value, for a field the library sends through a call
+ * of its own, so that call's checks cannot be got around (a keepalive the
+ * progress gate withholds, a MAINPID= of 1): READY, STOPPING, RELOADING and
+ * MONOTONIC_USEC, STATUS, ERRNO, BUSERROR, EXIT_STATUS, NOTIFYACCESS,
+ * EXTEND_TIMEOUT_USEC, WATCHDOG (WATCHDOG=1 and WATCHDOG=trigger),
+ * WATCHDOG_USEC, MAINPID, MAINPIDFD and MAINPIDFDID, FDSTORE, FDNAME, FDPOLL
+ * and FDSTOREREMOVE, BARRIER: use their calls. */
 int sdlive_notify_raw(sdlive *d, const char *key, const char *value);
 
 /* ------------------------------------------------------------------ */
@@ -269,7 +277,9 @@ int sdlive_watchdog_trigger(sdlive *d);
 /* Sends WATCHDOG_USEC= (arming the watchdog at that timeout) and, unless the
  * pet interval was overridden, re-derives it as usec / 6.
  * -EINVAL for 0 or UINT64_MAX, -ERANGE below SDLIVE_WATCHDOG_MIN_USEC or not
- * longer than an overridden interval. */
+ * longer than an overridden interval. The manager restarts its timer on
+ * this message, so it is a keepalive too: -EBUSY, nothing sent, while a
+ * registered progress loop is stalled. */
 int sdlive_watchdog_set_timeout(sdlive *d, uint64_t usec);
 
 /* Current pet interval; 0 when pets are not tracked. */
@@ -334,6 +344,13 @@ typedef struct sdlive_progress sdlive_progress;
 #define SDLIVE_PROGRESS_MAX 32
 /* Longest name kept (longer names are cut). */
 #define SDLIVE_PROGRESS_NAME_MAX 31
+
+/* While a registered, unparked loop is silent past its limit, no keepalive
+ * reaches the manager by any call: sdlive_pet_watchdog() withholds
+ * WATCHDOG=1, sdlive_watchdog_set_timeout() and
+ * sdlive_notify_extend_timeout() return -EBUSY, and sdlive_notify_raw()
+ * refuses these fields (-EPERM). Park or unregister a loop that stops
+ * moving on purpose (while stopping, say). */
 
 /* Registers a loop that must beat at least every max_silence_usec. It starts
  * as just beaten. -EINVAL bad arguments, -ENOSPC SDLIVE_PROGRESS_MAX loops

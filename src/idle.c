@@ -6,9 +6,9 @@
  * every current and future wait wakes at once; write(2) is
  * async-signal-safe, so a signal handler may request the stop.
  *
- * A second eventfd wakes sleepers when a keepalive becomes due before the
- * time they went to sleep for (a stalled loop beat again); the pet that
- * sends it drains it.
+ * A sleep also watches the schedule's wake-up descriptor (schedule.c),
+ * readable when a keepalive became due before the time it went to sleep
+ * for; the loop then pets, and the pet consumes the wake-up.
  */
 #include <errno.h>
 #include <signal.h>
@@ -66,9 +66,6 @@ int sdlive_stop_init(sdlive *d) {
         d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (d->stop_fd < 0)
                 return -errno;
-        d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (d->wake_fd < 0)
-                return -errno;
         if (d->flags & SDLIVE_HANDLE_SIGNALS)
                 return install_signal_handlers(d);
         return 0;
@@ -79,27 +76,6 @@ void sdlive_stop_done(sdlive *d) {
         if (d->stop_fd >= 0)
                 (void) close(d->stop_fd);
         d->stop_fd = -1;
-        if (d->wake_fd >= 0)
-                (void) close(d->wake_fd);
-        d->wake_fd = -1;
-}
-
-void sdlive_wake_sleepers(sdlive *d) {
-        uint64_t one = 1;
-
-        /* A forked child shares wake_fd with its parent, whose drain would
-         * never expect this write. */
-        if (d->wake_fd < 0 || !sdlive_owner(d) || atomic_exchange(&d->wake_pending, true))
-                return;
-        (void) !write(d->wake_fd, &one, sizeof(one));
-}
-
-void sdlive_wake_drain(sdlive *d) {
-        uint64_t n;
-
-        if (atomic_load_explicit(&d->wake_pending, memory_order_relaxed) &&
-            atomic_exchange(&d->wake_pending, false))
-                (void) !read(d->wake_fd, &n, sizeof(n));
 }
 
 SDLIVE_EXPORT int sdlive_request_stop(sdlive *d) {
@@ -150,7 +126,7 @@ static int wait_until(sdlive *d, int fd, short events, uint64_t usec) {
                 fds[0] = (struct pollfd) { .fd = d->stop_fd, .events = POLLIN };
                 /* fd < 0 is ignored by poll(). */
                 fds[1] = (struct pollfd) { .fd = fd, .events = events };
-                fds[2] = (struct pollfd) { .fd = d->wake_fd, .events = POLLIN };
+                fds[2] = (struct pollfd) { .fd = sdlive_schedule_wake_fd(d), .events = POLLIN };
                 r = sdlive_clock_poll(d, fds, n, wake == UINT64_MAX ? UINT64_MAX
                                                                     : sdlive_usec_sub(wake, now));
                 if (r == -EINTR)

@@ -2,11 +2,14 @@
 /*
  * The notify fields beyond readiness and status: MAINPID=, EXIT_STATUS=,
  * BUSERROR=, NOTIFYACCESS=, and a validated KEY=VALUE for fields this
- * library does not know. Every value is checked before anything is sent,
- * so no argument can add a line (an assignment) of its own.
+ * library has no call for. Every value is checked before anything is sent,
+ * so no argument can add a line (an assignment) of its own, and a field
+ * the library has a call for is refused raw, so no caller can get around
+ * that call's checks (the progress gate's among them).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sdlive-internal.h"
@@ -109,14 +112,49 @@ static bool key_valid(const char *key) {
         return true;
 }
 
+/* The fields this library sends through a call of its own, each with that
+ * call's checks: a keepalive only while every progress loop moves, MAINPID=
+ * only above 1, STATUS= cleaned, descriptors where the manager needs them.
+ * Sorted for bsearch(). */
+static const char *const owned_keys[] = {
+        "BARRIER",         /* sdlive_notify_barrier() */
+        "BUSERROR",        /* sdlive_notify_bus_error() */
+        "ERRNO",           /* sdlive_notify_errno() */
+        "EXIT_STATUS",     /* sdlive_notify_exit_status() */
+        "EXTEND_TIMEOUT_USEC", /* sdlive_notify_extend_timeout() */
+        "FDNAME",          /* sdlive_notify_fdstore(), _remove() */
+        "FDPOLL",          /* sdlive_notify_fdstore() */
+        "FDSTORE",         /* sdlive_notify_fdstore() */
+        "FDSTOREREMOVE",   /* sdlive_notify_fdstore_remove() */
+        "MAINPID",         /* sdlive_notify_mainpid() */
+        "MAINPIDFD",       /* the main process as a pidfd: as MAINPID= */
+        "MAINPIDFDID",     /* the main process's pidfd inode: as MAINPID= */
+        "MONOTONIC_USEC",  /* sdlive_notify_reloading() */
+        "NOTIFYACCESS",    /* sdlive_notify_access() */
+        "READY",           /* sdlive_notify_ready() */
+        "RELOADING",       /* sdlive_notify_reloading() */
+        "STATUS",          /* sdlive_notify_status() */
+        "STOPPING",        /* sdlive_notify_stopping() */
+        "WATCHDOG",        /* sdlive_pet_watchdog(), sdlive_watchdog_trigger() */
+        "WATCHDOG_USEC",   /* sdlive_watchdog_set_timeout() */
+};
+
+static int compare_key(const void *key, const void *entry) {
+        return strcmp(key, *(const char *const *) entry);
+}
+
+static bool key_owned(const char *key) {
+        return bsearch(key, owned_keys, sizeof(owned_keys) / sizeof(owned_keys[0]),
+                       sizeof(owned_keys[0]), compare_key) != NULL;
+}
+
 int sdlive_notify_raw_check(const char *key, const char *value) {
         if (!key_valid(key) || !value)
                 return -EINVAL;
-        /* Fields that need descriptors, or whose change the pet schedule
-         * must follow, go through their own calls. */
-        if (strcmp(key, "FDSTORE") == 0 || strcmp(key, "BARRIER") == 0 ||
-            strcmp(key, "WATCHDOG_USEC") == 0)
-                return -EINVAL;
+        /* A field with a call of its own goes through that call, so raw
+         * cannot send what the call refuses or withholds. */
+        if (key_owned(key))
+                return -EPERM;
         /* The manager splits a message into assignments at '\n' and '\r'. */
         if (strpbrk(value, "\n\r"))
                 return -EINVAL;

@@ -231,6 +231,12 @@ SDLIVE_EXPORT int sdlive_notify_extend_timeout(sdlive *d, uint64_t usec) {
 
         if (usec == 0)
                 return -EINVAL;
+        if (!sdlive_notify_usable(d))
+                return 0;
+        /* The manager pushes its watchdog deadline back as far as it
+         * extends the others: a keepalive, withheld as one. */
+        if (sdlive_keepalive_withheld(d))
+                return -EBUSY;
         (void) snprintf(msg, sizeof(msg), "EXTEND_TIMEOUT_USEC=%" PRIu64, usec);
         return send_string(d, msg);
 }

@@ -1,21 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The keepalive schedule seen from outside the pet: the timerfd that follows
- * next_due for event loops, and the early deadline ("due now") that a
- * stalled loop's beat sets. The watchdog moves next_due forward as it pets
- * and calls sdlive_schedule_rearm(); progress calls sdlive_schedule_hasten().
- * Neither calls the other through here.
+ * The keepalive schedule seen from outside the pet: everything that tells a
+ * waiter "a keepalive is due". The timerfd follows next_due for event
+ * loops; the wake-up eventfd rouses the threads asleep in sdlive_idle() and
+ * sdlive_wait_fd() when a keepalive becomes due before the time they went to
+ * sleep for (the early deadline, "due now", that a stalled loop's beat
+ * sets). The watchdog moves next_due forward as it pets and calls
+ * sdlive_schedule_rearm() and sdlive_schedule_drain(); progress calls
+ * sdlive_schedule_hasten(); idle.c only sleeps on the descriptors. Neither
+ * the watchdog nor progress calls the other through here.
  *
  * The timerfd is created on the first sdlive_watchdog_fd() and re-armed
- * under timer_lock, so the last writer always sets the newest deadline. A
- * forked child shares the timerfd with its parent and leaves it alone.
+ * under timer_lock, so the last writer always sets the newest deadline. The
+ * eventfd is written once per early deadline (wake_pending) and read by the
+ * due pet that follows. A forked child shares both with its parent and
+ * leaves them alone.
  */
 #include <errno.h>
+#include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sdlive-internal.h"
+
+int sdlive_schedule_init(sdlive *d) {
+        d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        return d->wake_fd < 0 ? -errno : 0;
+}
 
 void sdlive_schedule_done(sdlive *d) {
         int fd = atomic_load(&d->timer_fd);
@@ -24,6 +36,32 @@ void sdlive_schedule_done(sdlive *d) {
                 (void) close(fd);
         atomic_store(&d->timer_fd, -1);
         (void) pthread_mutex_destroy(&d->timer_lock);
+        if (d->wake_fd >= 0)
+                (void) close(d->wake_fd);
+        d->wake_fd = -1;
+}
+
+int sdlive_schedule_wake_fd(const sdlive *d) {
+        return d->wake_fd;
+}
+
+/* Wakes every sleeper once. */
+static void wake_sleepers(sdlive *d) {
+        uint64_t one = 1;
+
+        /* A forked child shares wake_fd with its parent, whose drain would
+         * never expect this write. */
+        if (d->wake_fd < 0 || !sdlive_owner(d) || atomic_exchange(&d->wake_pending, true))
+                return;
+        (void) !write(d->wake_fd, &one, sizeof(one));
+}
+
+void sdlive_schedule_drain(sdlive *d) {
+        uint64_t n;
+
+        if (atomic_load_explicit(&d->wake_pending, memory_order_relaxed) &&
+            atomic_exchange(&d->wake_pending, false))
+                (void) !read(d->wake_fd, &n, sizeof(n));
 }
 
 void sdlive_schedule_rearm(sdlive *d) {
@@ -52,7 +90,7 @@ void sdlive_schedule_hasten(sdlive *d) {
                 return;
         atomic_store(&d->next_due, 0);
         sdlive_schedule_rearm(d);
-        sdlive_wake_sleepers(d);
+        wake_sleepers(d);
 }
 
 SDLIVE_EXPORT int sdlive_watchdog_fd(sdlive *d) {

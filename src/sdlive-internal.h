@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -57,13 +58,19 @@ struct sdlive_progress {
         char name[SDLIVE_PROGRESS_NAME_MAX + 1];
 };
 
+/* The handle. Fields are grouped by the file that owns them: only that
+ * file writes them (sdlive.c sets each group's "nothing to release" state
+ * before the first step that can fail); another file reads one only where
+ * its group's comment says. */
 struct sdlive {
+        /* Handle (sdlive.c). */
         uint32_t flags;
         /* The process that created the handle: the only one that speaks for
          * the service (a forked child's copy is unsupervised). */
         pid_t pid;
 
-        /* Clock (clock.c). NULL ops: CLOCK_MONOTONIC and ppoll(). */
+        /* Clock (clock.c). NULL ops: CLOCK_MONOTONIC and ppoll(). Read by
+         * every file through sdlive_now() and sdlive_clock_poll(). */
         const sdlive_clock_ops *clock_ops;
         void *clock_userdata;
 
@@ -74,33 +81,39 @@ struct sdlive {
         int notify_error; /* why NOTIFY_SOCKET was unusable, or 0 */
         sdlive_notify_address notify_addr;
 
-        /* Watchdog (watchdog.c). */
+        /* Watchdog (watchdog.c): the pet's rate limit and the due path.
+         * schedule.c reads next_due and sets it to 0 ("due now"); clock.c
+         * re-bases it and last_pet on a new clock; idle.c sleeps until
+         * next_due. */
         int watchdog_error;                /* why WATCHDOG_USEC was refused, or 0 */
         _Atomic bool armed;
-        _Atomic uint64_t watchdog_usec;
         bool interval_overridden;
-        _Atomic uint64_t pet_interval;
+        /* A stall was reported (STATUS=) and keepalives are withheld until
+         * a due pet finds every loop moving again. */
+        _Atomic bool stall_reported;
+        /* next_due and coarse_slack are all a not-due pet reads: side by
+         * side in 16 aligned bytes, so in one cache line (asserted below). */
         _Atomic uint64_t next_due;         /* SDLIVE_NOT_TRACKED when untracked */
         /* > 0: the not-due test reads CLOCK_MONOTONIC_COARSE with this
          * slack (SDLIVE_COARSE_SLACK resolutions); 0: the precise clock on
          * every pet. */
         _Atomic uint64_t coarse_slack;
+        _Atomic uint64_t pet_interval;
         _Atomic uint64_t last_pet;         /* time of the last healthy pet */
-        /* A stall was reported (STATUS=) and keepalives are withheld until
-         * a due pet finds every loop moving again. */
-        _Atomic bool stall_reported;
+        _Atomic uint64_t watchdog_usec;
 
-        /* Schedule (schedule.c): the timerfd following next_due. */
-        _Atomic int timer_fd;              /* created on demand, -1 before */
+        /* Schedule (schedule.c): what tells a waiter a keepalive is due.
+         * idle.c polls wake_fd through sdlive_schedule_wake_fd(). */
+        _Atomic int timer_fd;              /* timerfd following next_due, -1 before */
         pthread_mutex_t timer_lock;
+        /* eventfd that wakes sleepers when a keepalive became due early;
+         * consumed by the due pet that follows. */
+        int wake_fd;
+        _Atomic bool wake_pending;
 
         /* Stop (idle.c). */
         int stop_fd;                       /* eventfd, readable once stopping */
         volatile _Atomic int stop_requested;
-        /* eventfd that wakes sleepers when a keepalive became due early;
-         * drained by the pet that sends it. */
-        int wake_fd;
-        _Atomic bool wake_pending;
 
         /* Progress (progress.c). */
         pthread_mutex_t progress_lock;
@@ -109,10 +122,16 @@ struct sdlive {
         struct sdlive_progress *_Atomic stalled_loop;
         struct sdlive_progress loops[SDLIVE_PROGRESS_MAX];
 
-        /* Last STATUS= text the daemon set, re-sent on stall recovery. */
+        /* Notify status (notify.c): the last STATUS= text the daemon set,
+         * re-sent when a stalled loop recovers. Last: 4 KiB, and written by
+         * the daemon's threads, away from the fields the pet reads. */
         pthread_mutex_t status_lock;
         char status[SDLIVE_NOTIFY_MAX];
 };
+
+_Static_assert(offsetof(struct sdlive, next_due) % 16 == 0 &&
+                       offsetof(struct sdlive, coarse_slack) == offsetof(struct sdlive, next_due) + 8,
+               "the not-due pet's two fields share one cache line");
 
 /* clock.c: poll(2) on the handle's clock. */
 int sdlive_clock_poll(const sdlive *d, struct pollfd *fds, nfds_t n, uint64_t timeout_usec);
@@ -147,7 +166,8 @@ int sdlive_notify_send_fds(sdlive *d, const char *msg, size_t len, const int *fd
 size_t sdlive_status_message(char *out, const char *text);
 
 /* notify-fields.c: a D-Bus error name (two or more elements); a raw
- * KEY=VALUE's arguments (0, -EINVAL or -E2BIG). */
+ * KEY=VALUE's arguments (0, -EINVAL, -EPERM for a field the library has a
+ * call for, or -E2BIG). */
 bool sdlive_bus_error_valid(const char *name);
 int sdlive_notify_raw_check(const char *key, const char *value);
 
@@ -165,8 +185,14 @@ int sdlive_watchdog_parse_env(const char *usec_env, const char *pid_env, pid_t s
 int sdlive_watchdog_init(sdlive *d, uint64_t pet_interval_override);
 /* The handle's clock was replaced (clock.c). */
 void sdlive_watchdog_clock_changed(sdlive *d);
+/* true while a registered progress loop is stalled: the keepalives it
+ * withholds must not reach the manager as another message either
+ * (WATCHDOG_USEC= and EXTEND_TIMEOUT_USEC= restart or push back its timer). */
+bool sdlive_keepalive_withheld(sdlive *d);
 
 /* schedule.c */
+/* Creates the wake-up eventfd: 0 or -errno. */
+int sdlive_schedule_init(sdlive *d);
 void sdlive_schedule_done(sdlive *d);
 /* Points the timerfd, if one was created, at next_due (disarmed when
  * untracked). In a forked child: nothing. */
@@ -174,13 +200,15 @@ void sdlive_schedule_rearm(sdlive *d);
 /* Makes a keepalive due now (while tracked): the timerfd and every thread
  * sleeping in sdlive_idle()/sdlive_wait_fd() see it at once. */
 void sdlive_schedule_hasten(sdlive *d);
+/* The descriptor a sleeper polls: readable once a keepalive became due
+ * earlier than it went to sleep for. */
+int sdlive_schedule_wake_fd(const sdlive *d);
+/* The due pet took the keepalive: consumes a pending early wake-up. */
+void sdlive_schedule_drain(sdlive *d);
 
 /* idle.c */
 int sdlive_stop_init(sdlive *d);
 void sdlive_stop_done(sdlive *d);
-/* Wakes every sleeper once; drained by sdlive_wake_drain(). */
-void sdlive_wake_sleepers(sdlive *d);
-void sdlive_wake_drain(sdlive *d);
 
 /* progress.c */
 void sdlive_progress_init(sdlive *d);

@@ -87,6 +87,8 @@ SDLIVE_EXPORT int sdlive_new(sdlive **ret, const sdlive_options *opts) {
                 r = sdlive_watchdog_init(d, o.pet_interval_usec);
         if (r >= 0)
                 r = sdlive_stop_init(d);
+        if (r >= 0)
+                r = sdlive_schedule_init(d);
         if (r < 0) {
                 sdlive_free(d);
                 return r;

@@ -22,7 +22,9 @@
  * the process id (once per interval, never on the not-due path).
  *
  * The due path asks the progress check which loop, if any, is stalled, and
- * decides here what to withhold, report and send. The timerfd and the
+ * decides here what to withhold, report and send. The other messages the
+ * manager takes as a keepalive (WATCHDOG_USEC=, EXTEND_TIMEOUT_USEC=) are
+ * withheld by the same check. The timerfd and the
  * early "due now" of a recovering loop are schedule.c's.
  */
 #include <errno.h>
@@ -136,7 +138,7 @@ __attribute__((noinline)) static int pet_due(sdlive *d, uint64_t due, uint64_t n
                 return 0; /* another thread took this interval */
         if (!sdlive_owner(d))
                 return 0; /* a forked child's copy speaks for nobody */
-        sdlive_wake_drain(d);
+        sdlive_schedule_drain(d);
 
         if (sdlive_progress_check(d, now, &stall)) {
                 if (!atomic_exchange(&d->stall_reported, true))
@@ -171,6 +173,12 @@ SDLIVE_EXPORT int sdlive_pet_watchdog(sdlive *d) {
         return pet_due(d, due, now);
 }
 
+bool sdlive_keepalive_withheld(sdlive *d) {
+        sdlive_stall stall;
+
+        return sdlive_progress_check(d, sdlive_now(d), &stall);
+}
+
 SDLIVE_EXPORT int sdlive_watchdog_enabled(const sdlive *d, uint64_t *ret_usec) {
         if (!d || !sdlive_owner(d))
                 return 0;
@@ -197,6 +205,9 @@ SDLIVE_EXPORT int sdlive_watchdog_set_timeout(sdlive *d, uint64_t usec) {
                 return 0;
         if (d->interval_overridden && atomic_load(&d->pet_interval) >= usec)
                 return -ERANGE;
+        /* The manager restarts its timer on WATCHDOG_USEC=: a keepalive. */
+        if (sdlive_keepalive_withheld(d))
+                return -EBUSY;
 
         (void) snprintf(msg, sizeof(msg), "WATCHDOG_USEC=%" PRIu64, usec);
         r = sdlive_notify_send(d, msg, strlen(msg));

@@ -2,7 +2,8 @@
 # The event-loop adapters (examples/adapters/: libevent, libuv, GLib,
 # sd-event) under the real manager, side by side, each in the shipped unit
 # shape (template, hardening, WatchdogSec= scaled to 1s, rendered by
-# adapter-units.cmake):
+# adapter-units.cmake), run from a copy staged in this run's own prefix
+# with this build's libsdlive, so it passes wherever the tree is cloned:
 #   1. READY=1 and STATUS=, then healthy for 10 s with 0 restarts;
 #   2. a wedged event loop (the adapters' worker threads run on) is killed by
 #      the watchdog with SIGABRT and restarted;
@@ -17,10 +18,10 @@ harness_start "$@"
 adapters=(libevent libuv glib sd-event)
 with_worker=(libuv glib)
 unit_src=$SDLIVE_BUILD_DIR/tests/e2e/adapter-units
-case $SDLIVE_BUILD_DIR/ in
-  /tmp/* | /var/tmp/* | /home/* | /root/* | /run/user/*)
-    harness_fail "build tree $SDLIVE_BUILD_DIR is hidden by the units' sandbox (PrivateTmp=, ProtectHome=): the adapters run from it" ;;
-esac
+# What the units run, staged where their sandbox sees it wherever the build
+# tree lies (ProtectHome= and PrivateTmp= hide /home, /root and /tmp): the
+# adapters and this build's libsdlive, in a prefix of this run's own.
+stage=$HARNESS_RUN/adapters
 
 unit_of() { echo "sdlive-adapter-$1.service"; }
 
@@ -39,14 +40,23 @@ if ((${#missing[@]})); then
 fi
 ((${#units[@]})) || { harness_log "**** SKIP: no adapter built"; exit "$HARNESS_SKIP"; }
 
-# The harness's test drop-in, for units it does not ship; and before the
-# death record, the time of each death (microseconds since the epoch, the
-# clock of harness_now_us) in deaths/<unit>.at.
+cmake -DSTAGE="$stage" -P "$unit_src/stage.cmake" >"$HARNESS_LOG_DIR/stage.log" ||
+  harness_fail "staging the adapters failed, see $HARNESS_LOG_DIR/stage.log"
+
+# Each unit as rendered, its ExecStart= pointed at the staged binary; the
+# harness's test drop-in, for units it does not ship; and before the death
+# record, the removal of the unit's fault files (a fault is injected once:
+# the restarted process must run normally however late this script looks)
+# and the time of each death (microseconds since the epoch, the clock of
+# harness_now_us) in deaths/<unit>.at.
 for unit in "${units[@]}"; do
-  cp -- "$unit_src/$unit" "$HARNESS_UNIT_HOME/$unit"
+  built=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit_src/$unit")
+  [[ -x $stage/bin/${built##*/} ]] || harness_fail "$unit: ${built##*/} was not staged into $stage/bin"
+  sed "s|^ExecStart=$built|ExecStart=$stage/bin/${built##*/}|" "$unit_src/$unit" >"$HARNESS_UNIT_HOME/$unit"
   grep -q '^WatchdogSec=' "$HARNESS_UNIT_HOME/$unit" || harness_fail "$unit: rendered without WatchdogSec="
   harness_dropin "$unit" 10-e2e "StandardOutput=append:$HARNESS_LOG_DIR/%n.log
 StandardError=append:$HARNESS_LOG_DIR/%n.log
+ExecStopPost=+/bin/rm -f -- $HARNESS_WEDGE_DIR/%n $HARNESS_WEDGE_DIR/%n.executor
 ExecStopPost=+/bin/sh -c 'date +%%s%%6N >> $HARNESS_LOG_DIR/deaths/%n.at'
 ExecStopPost=+/bin/sh -c 'echo \"\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS\" >> $HARNESS_LOG_DIR/deaths/%n'
 Environment=SDLIVE_WEDGE_FILE=$HARNESS_WEDGE_DIR/%n
@@ -61,14 +71,23 @@ harness_start_units "${units[@]}"
 for unit in "${units[@]}"; do
   harness_wait 5 "$unit: a STATUS= of its loop" harness_notified "$unit" 'STATUS=.* loop: [0-9]+ ticks'
 done
+# Each runs the staged copy with the staged libsdlive, not the build tree's.
+for unit in "${units[@]}"; do
+  pid=$(harness_prop "$unit" MainPID)
+  exe=$(readlink "/proc/$pid/exe")
+  [[ $exe == "$stage/bin/"* ]] || harness_fail "$unit: runs $exe, not the staged copy in $stage/bin"
+  grep -qF " $stage/lib/libsdlive.so." "/proc/$pid/maps" ||
+    harness_fail "$unit: did not load libsdlive from $stage/lib ($(grep -o '/[^ ]*libsdlive[^ ]*' "/proc/$pid/maps" | sort -u))"
+done
+harness_log "${#units[@]} adapters run from $stage, with its libsdlive"
 harness_watch_healthy 10 0 "${units[@]}"
 harness_show "${units[@]}"
 harness_log "healthy for 10 s at WatchdogSec=$SDLIVE_E2E_WATCHDOG, 0 restarts"
 
 # wait_kills <n> <unit...>: for each unit, killed_ms at its n-th death (as
 # its ExecStopPost= timed it) and restarted_ms when it is active again with n restarts (ms since
-# started[unit]); its fault file is removed at the death, so the restarted
-# process runs normally. Fails after 25 s.
+# started[unit]); its fault file was removed at the death (ExecStopPost=),
+# so the restarted process runs normally. Fails after 25 s.
 declare -A started=() fault=() killed_ms=() restarted_ms=()
 wait_kills() {
   local n=$1 deadline=$(($(harness_now_us) + 25000000)) unit done_count
@@ -79,7 +98,7 @@ wait_kills() {
     for unit in "$@"; do
       if [[ -z ${killed_ms[$unit]:-} ]] && (($(harness_death_count "$unit") >= n)); then
         killed_ms[$unit]=$((($(sed -n "${n}p" "$HARNESS_LOG_DIR/deaths/$unit.at") - started[$unit]) / 1000))
-        rm -f -- "${fault[$unit]}"
+        [[ ! -e ${fault[$unit]} ]] || harness_fail "$unit: ${fault[$unit]} still there after its death"
       fi
       if [[ -n ${killed_ms[$unit]:-} && -z ${restarted_ms[$unit]:-} ]] &&
         harness_prop_is "$unit" NRestarts "$n" && harness_prop_is "$unit" ActiveState active; then

@@ -196,8 +196,8 @@ static void test_vsock_connect_and_send(void **state) {
                 sockopt_result = cases[i].sockopt_result;
                 sockopt_error = cases[i].sockopt_error;
                 send_result = cases[i].send_result;
-                /* "STATUS=ab" is 9 bytes: send() reporting 9 sent it all. */
-                assert_int_equal(sdlive_notify_raw(f->d, "STATUS", "ab"), cases[i].expected);
+                /* "X_KEY=abc" is 9 bytes: send() reporting 9 sent it all. */
+                assert_int_equal(sdlive_notify_raw(f->d, "X_KEY", "abc"), cases[i].expected);
         }
         connect_mode = CONNECT_REAL;
         /* SCM_RIGHTS exists only on AF_UNIX: a barrier needs one. */
@@ -289,7 +289,7 @@ static void test_allocation_and_format_failures(void **state) {
         fail_vsnprintf = 1;
         assert_int_equal(sdlive_notify_status(f->d, "%s", "x"), -EINVAL);
         fail_snprintf = 1;
-        assert_int_equal(sdlive_notify_raw(f->d, "STATUS", "x"), -E2BIG);
+        assert_int_equal(sdlive_notify_raw(f->d, "X_KEY", "x"), -E2BIG);
         assert_int_equal(harness_drain(&f->m), 0);
 
         assert_int_equal(sdlive_notify_errno(f->d, 0), -EINVAL);

@@ -152,7 +152,7 @@ static void test_child_leaves_parent_timer_and_sleepers(void **state) {
         assert_int_equal(WEXITSTATUS(status), 0);
 
         p[0] = (struct pollfd) { .fd = tfd, .events = POLLIN };
-        p[1] = (struct pollfd) { .fd = f->d->wake_fd, .events = POLLIN };
+        p[1] = (struct pollfd) { .fd = sdlive_schedule_wake_fd(f->d), .events = POLLIN };
         assert_int_equal(poll(p, 2, 0), 0);
         assert_int_equal(timerfd_gettime(tfd, &its), 0);
         assert_true(its.it_value.tv_sec >= 5);
