@@ -4,19 +4,22 @@
  * claim (the claim makes the batch commit, so a guard that let the RESULT
  * through would write it), a batch on a lease that expired but was not
  * yet retaken, a batch with another store incarnation's fence, and (SQLite)
- * a fenced write on a lease row from an earlier boot. Run once per backend:
+ * a fenced write on a lease row from an earlier boot, and an acquisition
+ * that must wait for a fenced batch in flight. Run once per backend:
  * test-store-guards sqlite, test-store-guards postgresql PG_SERVER_SH
  * STATE_DIR. */
 
 #include "store-test-env.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -38,7 +41,7 @@ static int teardown(void **state) {
 }
 
 static struct store_fence lead(const char *holder, uint64_t ttl) {
-        struct store_fence f = { "cluster", holder, 0, NULL };
+        struct store_fence f = { .lease = "cluster", .holder = holder };
 
         if (store_lease_acquire(s, "cluster", holder, ttl, &f.generation) < 0)
                 fail_msg("acquire: %s", store_errmsg(s));
@@ -221,12 +224,105 @@ static void test_sqlite_fenced_write_on_a_lease_from_an_earlier_boot(void **stat
         assert_int_equal(store_jobs_requeue(s, &f, NULL), -ESTALE);
 }
 
+static uint64_t mono_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* The lease time of the batch held open below, and how long it is held. */
+#define IN_FLIGHT_TTL (300 * MSEC)
+#define IN_FLIGHT_HOLD (700 * MSEC)
+
+struct acquirer {
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool go;
+        int result;
+        uint64_t generation, won_usec, batch_done_usec;
+};
+
+/* Another member: as soon as the batch is inside its transaction, tries
+ * to take the lease until it wins (its own handle, a lock timeout longer
+ * than the batch is held), then writes under its own fence. */
+static void *acquire_beside(void *userdata) {
+        struct acquirer *a = userdata;
+        struct store *own = NULL;
+        uint64_t until;
+
+        pthread_mutex_lock(&a->lock);
+        while (!a->go)
+                pthread_cond_wait(&a->cond, &a->lock);
+        pthread_mutex_unlock(&a->lock);
+        a->result = store_open(test_env.url, &own);
+        if (a->result < 0)
+                return NULL;
+        store_set_lock_timeout(own, 5 * SEC);
+        until = mono_usec() + 5 * SEC;
+        do {
+                a->result = store_lease_acquire(own, "cluster", "next", 60 * SEC, &a->generation);
+                if (a->result == -EBUSY)
+                        sleep_usec(5 * MSEC);
+        } while (a->result == -EBUSY && mono_usec() < until);
+        a->won_usec = mono_usec();
+        if (a->result == 0) {
+                struct store_fence g = { .lease = "cluster", .holder = "next", .generation = a->generation };
+                a->result = store_jobs_requeue(own, &g, NULL);
+        }
+        store_close(own);
+        return NULL;
+}
+
+static void hold_in_flight(void *userdata, const struct store_job_batch *b) {
+        struct acquirer *a = userdata;
+
+        pthread_mutex_lock(&a->lock);
+        a->go = true;
+        pthread_cond_signal(&a->cond);
+        pthread_mutex_unlock(&a->lock);
+        sleep_usec(IN_FLIGHT_HOLD); /* the lease expires meanwhile */
+}
+
+/* A batch whose fence passed is in flight while its lease expires: no
+ * other member takes the lease until it has committed, so the two
+ * generations' writes never overlap (PostgreSQL: the acquisition's
+ * FOR UPDATE waits for the batch's FOR KEY SHARE; SQLite: the write lock). */
+static void test_acquisition_waits_for_a_batch_in_flight(void **state) {
+        struct acquirer a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+        struct store_fence f = lead("leader", 60 * SEC);
+        struct store_claim out[2];
+        struct store_log_summary sum;
+        uint64_t run;
+
+        assert_int_equal(store_run_create(s, &f, 2, &run), 0);
+        assert_int_equal(store_lease_release(s, "cluster", "leader", f.generation), 0);
+        f = lead("leader", IN_FLIGHT_TTL);
+        struct store_claim_request req = { .worker = "w1", .out = out, .want = 2 };
+        struct store_job_batch b = { .claims = &req, .n_claims = 1, .inside = hold_in_flight, .userdata = &a };
+        assert_int_equal(pthread_create(&a.thread, NULL, acquire_beside, &a), 0);
+        assert_int_equal(store_jobs_batch(s, &f, &b), 0);
+        a.batch_done_usec = mono_usec();
+        pthread_join(a.thread, NULL);
+        print_message("%s: batch in flight committed %lld ms after its lease expired; the next member "
+                      "won the lease %lld ms after that commit\n",
+                      store_backend(s), (long long) (IN_FLIGHT_HOLD - IN_FLIGHT_TTL) / 1000,
+                      ((long long) a.won_usec - (long long) a.batch_done_usec) / 1000);
+        assert_int_equal(b.claimed, 2);
+        assert_int_equal(a.result, 2); /* won, then requeued the batch's two claims */
+        assert_true(a.won_usec >= a.batch_done_usec);
+        assert_int_equal(store_log_summary(s, "cluster", &sum), 0);
+        assert_int_equal(sum.overlaps, 0);
+}
+
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_forged_result_beside_a_claim, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_duplicate_result_beside_a_claim, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_batch_on_an_expired_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_batch_with_another_incarnations_fence, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_acquisition_waits_for_a_batch_in_flight, setup, teardown),
         };
         const struct CMUnitTest sqlite_tests[] = {
                 cmocka_unit_test_setup_teardown(test_sqlite_fenced_write_on_a_lease_from_an_earlier_boot,
