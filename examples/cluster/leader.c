@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -22,14 +23,19 @@
 
 struct service_state {
         bool running;
+        bool stalled;           /* said so in STATUS= */
         unsigned failures;      /* consecutive */
         int error;              /* of the last failure */
         uint64_t retry_at_usec; /* not running: the next start attempt */
         uint64_t backoff_usec;  /* the delay after the next failure */
 };
 
+/* How often the main loop asks the running services whether they stall. */
+#define STALL_CHECK_USEC SDLIVE_USEC_PER_SEC
+
 struct leader_loop {
         int epfd;
+        uint64_t next_stall_check_usec;
         size_t starting; /* the service whose start() runs: owner of new watches */
         struct service_state state[LEADER_SERVICES_MAX];
 };
@@ -43,8 +49,9 @@ int leader_loop_watch(struct leader_loop *loop, struct leader_watch *w, uint32_t
         return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? -errno : 0;
 }
 
+/* The maintenance pass stops once the term may no longer act. */
 static bool lease_lost(void *userdata) {
-        return lease_holder_lost(userdata);
+        return !lease_holder_may_act(userdata);
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b) {
@@ -121,6 +128,33 @@ static uint64_t start_due_services(const struct leader_term *t, struct leader_lo
                         next = min_u64(next, loop->state[i].retry_at_usec);
         }
         return next;
+}
+
+/* Asks each running service with a stalled() whether it makes progress;
+ * says so in STATUS= (and the log) when one starts or stops stalling. */
+static void check_stalled(const struct leader_term *t, struct leader_loop *loop) {
+        for (size_t i = 0; i < t->n_services; i++) {
+                struct service_state *st = &loop->state[i];
+                char why[256] = "";
+                bool stalled;
+
+                if (!st->running || !t->services[i].stalled)
+                        continue;
+                stalled = t->services[i].stalled(t->services[i].userdata, why, sizeof(why)) > 0;
+                if (stalled) {
+                        if (!st->stalled)
+                                log_warning("leader service %s stalled: %s; keeping the lease", t->services[i].name,
+                                            why[0] ? why : "no progress");
+                        sdlive_notify_status(t->d, "leader (generation %llu): %s stalled: %s",
+                                             (unsigned long long) t->fence.generation, t->services[i].name,
+                                             why[0] ? why : "no progress");
+                } else if (st->stalled) {
+                        log_notice("leader service %s makes progress again", t->services[i].name);
+                        sdlive_notify_status(t->d, "leader (generation %llu)",
+                                             (unsigned long long) t->fence.generation);
+                }
+                st->stalled = stalled;
+        }
 }
 
 /* Re-says which service is down, after a pass overwrote STATUS=. */
@@ -222,11 +256,16 @@ static int lead(const struct leader_term *t, struct leader_loop *loop) {
                         fault_switch_check(t->wedge);
                 if (sdlive_stopping(t->d) > 0)
                         return LEADER_STOPPED;
-                if (lease_holder_lost(t->lease))
+                if (!lease_holder_may_act(t->lease))
                         return LEADER_LEASE_LOST;
 
                 next_start = start_due_services(t, loop);
                 now = monotonic_usec();
+                if (now >= loop->next_stall_check_usec) {
+                        check_stalled(t, loop);
+                        loop->next_stall_check_usec = now + STALL_CHECK_USEC;
+                }
+                next_start = min_u64(next_start, loop->next_stall_check_usec);
                 if (now >= next_pass) {
                         r = run_pass(t, ++passes);
                         if (r >= 0)
@@ -236,7 +275,9 @@ static int lead(const struct leader_term *t, struct leader_loop *loop) {
                         next_pass = now + t->maintenance_interval_usec;
                 }
 
-                deadline = min_u64(next_pass, next_start);
+                /* Wake at the deadline for acting too: the main loop stops
+                 * there whatever the refresher is waiting on. */
+                deadline = min_u64(min_u64(next_pass, next_start), atomic_load(t->fence.act_until_usec));
                 timeout = deadline > now ? deadline - now : 0;
                 if (cap > 0 && timeout > cap)
                         timeout = cap;
@@ -250,11 +291,16 @@ static int lead(const struct leader_term *t, struct leader_loop *loop) {
         }
 }
 
-int leader_run(const struct leader_term *t) {
+int leader_run(const struct leader_term *term) {
         struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
         struct leader_loop loop = { .epfd = -1 };
+        /* Every write of the term, the services' too, stops at the lease
+         * holder's deadline for acting. */
+        struct leader_term own = *term;
+        const struct leader_term *t = &own;
         int r;
 
+        own.fence.act_until_usec = lease_holder_act_until(term->lease);
         if (t->n_services > LEADER_SERVICES_MAX)
                 return -E2BIG;
         loop.epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -39,7 +39,13 @@ struct leader_watch {
 
 /* Something that runs only while this node leads. start() runs right after
  * election with that term's fence (copy what you need: the fence dies with
- * the term); stop() runs when the term ends, for any reason, and must close
+ * the term). The fence carries the term's deadline for acting
+ * (store_fence.act_until_usec, lease_holder_act_until()): every fenced
+ * call under it, or a copy of it, is refused from then on, and a service
+ * that acts outside the store on what a fenced call returned (sending
+ * claimed jobs to workers) checks store_fence_may_act() first; the
+ * deadline stays valid until stop() returns. stop() runs when the term
+ * ends, for any reason, and must close
  * everything start() opened. -ESTALE from start() (a fenced write refused)
  * ends the term. When start() fails otherwise (< 0: it must then have
  * closed what it opened) or the service fails later, the term goes on:
@@ -50,6 +56,15 @@ struct leader_service {
         int (*start)(void *userdata, struct leader_loop *loop, const struct store_fence *fence);
         void (*stop)(void *userdata);
         void *userdata;
+        /* Optional (NULL: never stalled). Asked by the main loop about once
+         * a second while the service runs: 0 while it makes progress, > 0
+         * while it cannot (its store work keeps failing: a table locked by
+         * another client, the store unavailable to it), with a one-line
+         * reason in why. Must not block. The leader then says
+         * "leader (generation N): NAME stalled: WHY" in STATUS= and logs
+         * it once; the term and its lease go on, for the lease is the
+         * refresher's, and it stays healthy while the service waits. */
+        int (*stalled)(void *userdata, char *why, size_t size);
 };
 
 /* The most services a term runs. */
@@ -75,7 +90,8 @@ enum {
         LEADER_STOPPED = 1,
 };
 
-/* Leads until the lease is lost or a stop is requested; returns
+/* Leads until the lease is lost, its deadline for acting passes
+ * (lease_holder_may_act()), or a stop is requested; returns
  * LEADER_LEASE_LOST, LEADER_STOPPED, or -errno when the term could not be
  * run (epoll failure, more than LEADER_SERVICES_MAX services). A failing
  * service does not end the term. The caller ends the lease (release on

@@ -30,10 +30,12 @@ struct lease_holder {
         atomic_int state;         /* enum lease_state; written by the refresher only */
         atomic_uint gate_releases;
         atomic_uint_fast64_t refreshes;
+        _Atomic uint64_t act_until_usec; /* the deadline; written by the refresher only */
         pthread_mutex_t lock;     /* guards reason while it is written */
         char reason[256];
         /* Refresher thread only: */
-        uint64_t deadline_usec;
+        uint64_t acquired_at_usec;
+        uint64_t deadline_usec;     /* = act_until_usec */
         uint64_t next_refresh_usec; /* renewal or release attempt */
         uint64_t failures;          /* consecutive unavailable attempts */
 };
@@ -85,6 +87,41 @@ static void mark_lost(struct lease_holder *h, const char *format, ...) {
 
 void lease_holder_mark_lost(struct lease_holder *h, const char *reason) {
         mark_lost(h, "%s", reason);
+}
+
+uint64_t lease_act_margin(uint64_t ttl_usec) {
+        return ttl_usec / 8 > SDLIVE_USEC_PER_MSEC ? ttl_usec / 8 : SDLIVE_USEC_PER_MSEC;
+}
+
+/* The deadline for a lease renewed by a call that started at `started`. */
+static uint64_t act_deadline(const struct lease_config *c, uint64_t started) {
+        uint64_t margin = lease_act_margin(c->ttl_usec);
+
+        return c->ttl_usec > margin ? started + c->ttl_usec - margin : started;
+}
+
+static void set_deadline(struct lease_holder *h, uint64_t deadline) {
+        h->deadline_usec = deadline;
+        atomic_store(&h->act_until_usec, deadline);
+}
+
+const _Atomic uint64_t *lease_holder_act_until(const struct lease_holder *h) {
+        return &h->act_until_usec;
+}
+
+bool lease_holder_may_act(struct lease_holder *h) {
+        char margin[DURATION_FORMAT_MAX];
+        uint64_t now;
+
+        if (lease_holder_lost(h))
+                return false;
+        now = monotonic_usec();
+        if (now < atomic_load(&h->act_until_usec))
+                return true;
+        mark_lost(h, "the deadline for acting passed (%s before the lease's expiry in the store) with no "
+                  "renewal in time: the refresher is still waiting on the store",
+                  duration_format(margin, sizeof(margin), lease_act_margin(h->config.ttl_usec)));
+        return false;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b) {
@@ -161,7 +198,7 @@ static enum lease_state renew(struct lease_holder *h) {
 
         r = store_lease_refresh(h->store, c->name, c->holder, h->generation, c->ttl_usec);
         if (r >= 0) {
-                h->deadline_usec = started + c->ttl_usec;
+                set_deadline(h, act_deadline(c, started));
                 atomic_fetch_add(&h->refreshes, 1);
                 if (h->failures > 0)
                         log_info("lease refreshed again after %llu failed attempts",
@@ -258,7 +295,7 @@ static void refresher_init(struct refresher *r, struct lease_holder *h) {
         const struct lease_config *c = &h->config;
 
         *r = (struct refresher) { .h = h, .next_check_usec = UINT64_MAX };
-        h->next_refresh_usec = h->deadline_usec - c->ttl_usec + refresh_interval(c);
+        h->next_refresh_usec = h->acquired_at_usec + refresh_interval(c);
         health_gate_init(&r->gate, c->health_stale_usec, c->health_checks ? c->health_checks : 2);
         if (c->health_stale_usec > 0 && c->d) {
                 r->check_usec = c->health_check_usec ? c->health_check_usec : c->health_stale_usec / 4;
@@ -298,7 +335,8 @@ int lease_holder_start(const struct lease_config *c, uint64_t generation,
                 return -ENOMEM;
         h->config = *c;
         h->generation = generation;
-        h->deadline_usec = acquired_at_usec + c->ttl_usec;
+        h->acquired_at_usec = acquired_at_usec;
+        set_deadline(h, act_deadline(c, acquired_at_usec));
         h->lost_fd = h->stop_fd = -1;
         atomic_init(&h->state, LEASE_HOLDING);
         pthread_mutex_init(&h->lock, NULL);

@@ -21,8 +21,14 @@
  *   any        local deadline passes                  LOST
  *
  * The local deadline is the start of the last successful acquisition or
- * refresh call + ttl: never later than the store's own expiry, so the
- * holder gives up before a standby can take over. Loss is signalled once,
+ * refresh call + ttl - lease_act_margin(ttl): the start of the call is
+ * no later than the moment the store dated the renewal, so the deadline
+ * ends at least the margin before the store's own expiry and the holder
+ * gives up before a standby can take over. It is also the leader's
+ * deadline for acting (lease_holder_act_until()), which the main loop and
+ * every fenced write of the term honour by themselves, so a refresher
+ * stuck in a call (a lock on the lease row, a store that stopped
+ * answering) cannot stretch it. Loss is signalled once,
  * for good, on an eventfd (readable from then on) and an atomic flag cheap
  * enough to test per item of a long loop.
  *
@@ -68,6 +74,23 @@ int lease_holder_fd(const struct lease_holder *h);
 
 /* True once the lease is lost. One atomic load: call it per item. */
 bool lease_holder_lost(const struct lease_holder *h);
+
+/* How long before the store's expiry the leader stops acting: an eighth
+ * of the lease (at least 1 ms). It covers the two clocks' rates (the
+ * host's CLOCK_MONOTONIC against the store's) and the time between a
+ * decision made just in time and its effect (a job sent to a worker). */
+uint64_t lease_act_margin(uint64_t ttl_usec);
+
+/* The leader's deadline for acting (see above), CLOCK_MONOTONIC
+ * microseconds, moved on by each renewal. For struct store_fence's
+ * act_until_usec: valid until lease_holder_stop(). */
+const _Atomic uint64_t *lease_holder_act_until(const struct lease_holder *h);
+
+/* True while the lease is held and its deadline for acting has not
+ * passed. Once the deadline passes, whatever the refresher is doing, it
+ * marks the lease lost (saying why) and returns false from then on. One
+ * clock read and two atomic loads: call it per item. */
+bool lease_holder_may_act(struct lease_holder *h);
 
 /* Why the lease was lost; "" while it is held. Stable once lost. */
 const char *lease_holder_reason(const struct lease_holder *h);

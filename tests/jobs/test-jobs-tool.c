@@ -57,7 +57,7 @@ static int run_tool(char *out, size_t size) {
 }
 
 static void counts_by_state(void **state) {
-        struct store_fence f = { "cluster", "node-a", 0, NULL };
+        struct store_fence f = { .lease = "cluster", .holder = "node-a" };
         struct store_claim c[5];
         struct store_claim_request req = { .worker = "w1", .out = c, .want = 5 };
         struct store_job_batch b = { .claims = &req, .n_claims = 1 };

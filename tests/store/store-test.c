@@ -41,7 +41,7 @@ uint64_t acquire_ok(struct store *st, const char *name, const char *holder, uint
 }
 
 struct store_fence lead(const char *holder) {
-        struct store_fence f = { "cluster", holder, 0, NULL };
+        struct store_fence f = { .lease = "cluster", .holder = holder };
 
         f.generation = acquire_ok(s, "cluster", holder, 60 * SEC);
         return f;

@@ -91,7 +91,7 @@ void test_sqlite_lease_from_earlier_boot_is_expired(void **state) {
  * store: a fenced write through the handle is refused, although the file
  * the handle still has open holds its live lease. */
 void test_sqlite_fenced_write_to_replaced_file(void **state) {
-        struct store_fence f = { "cluster", "a", 0, NULL };
+        struct store_fence f = { .lease = "cluster", .holder = "a" };
         struct store *other = NULL;
         char url[320], path[300], side[310];
 

@@ -37,7 +37,7 @@ static int teardown(void **state) {
 }
 
 static struct store_fence lead(const char *holder) {
-        struct store_fence f = { "cluster", holder, 0, NULL };
+        struct store_fence f = { .lease = "cluster", .holder = holder };
 
         if (store_lease_acquire(s, "cluster", holder, 60 * SEC, &f.generation) < 0)
                 fail_msg("acquire: %s", store_errmsg(s));

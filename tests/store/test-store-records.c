@@ -92,7 +92,7 @@ void test_inventory_seed_and_iterate(void **state) {
 }
 
 void test_inventory_fenced_updates(void **state) {
-        struct store_fence f = { "cluster", "leader", 0, NULL };
+        struct store_fence f = { .lease = "cluster", .holder = "leader" };
         struct store_artifact arts[64], cursor;
         struct store_node nodes[8];
         int n, pruned = 0, kept_of_name = 0;

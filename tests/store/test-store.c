@@ -190,7 +190,7 @@ static void test_lease_racing_acquirers(void **state) {
 static void test_fenced_write_by_deposed_leader(void **state) {
         struct store_log_summary sum;
         struct store_blob blobs[16];
-        struct store_fence a = { "cluster", "a", 0, NULL }, b = { "cluster", "b", 0, NULL };
+        struct store_fence a = { .lease = "cluster", .holder = "a" }, b = { .lease = "cluster", .holder = "b" };
 
         assert_int_equal(store_seed_inventory(s, 12, 0, 0), 0);
         a.generation = acquire_ok(s, "cluster", "a", 200 * MSEC);
@@ -202,7 +202,7 @@ static void test_fenced_write_by_deposed_leader(void **state) {
         assert_int_equal(store_blob_mark_deleted(s, &a, 6), -ESTALE);
         assert_non_null(strstr(store_errmsg(s), "no longer held"));
         /* A wrong generation with the right holder is refused too. */
-        struct store_fence forged = { "cluster", "b", a.generation, NULL };
+        struct store_fence forged = { .lease = "cluster", .holder = "b", .generation = a.generation };
         assert_int_equal(store_blob_mark_deleted(s, &forged, 6), -ESTALE);
 
         assert_int_equal(store_blobs_list(s, 0, blobs, 16), 12);

@@ -396,8 +396,12 @@ int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job
         r = batch_text_build(p, b, &t);
         if (r < 0)
                 goto out;
-        deadline = monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC;
-        r = batch_round(p, f, b, &t, deadline);
+        /* Past the writer's deadline for acting the batch is abandoned:
+         * the connection is dropped, which rolls it back. */
+        deadline = store_fence_wait_until(f, monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC);
+        r = store_fence_in_time(s, f);
+        if (r >= 0)
+                r = batch_round(p, f, b, &t, deadline);
         if (r < 0 || (!b->counted && !b->requeued && !b->claimed)) {
                 r = pg_abort(s, r < 0 ? r : 0);
                 goto out;
@@ -406,10 +410,16 @@ int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job
                 b->inside(b->userdata, b);
         snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
                  b->requeued, b->claimed);
-        r = log_and_commit(p, f, t.gen, what, monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC);
+        r = store_fence_in_time(s, f);
+        if (r >= 0)
+                r = log_and_commit(p, f, t.gen, what,
+                                   store_fence_wait_until(f, monotonic_usec() + p->lock_timeout_usec +
+                                                                     PG_QUERY_SLACK_USEC));
         if (r < 0)
                 r = pg_abort(s, r);
 out:
+        if (r == -ETIMEDOUT && store_fence_in_time(s, f) < 0)
+                r = -ESTALE; /* the wait was cut at the deadline for acting */
         batch_text_free(&t, b->n_claims);
         return r;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Connecting to a PostgreSQL store: the session's settings (lock and
  * idle-in-transaction timeouts, read-only for inspection), the schema
- * created once per handle, and the store identity the handle is bound to.
+ * created once per handle (only when the catalogs show it incomplete),
+ * and the store identity the handle is bound to.
  * The backend's properties are in docs/store.md. */
 
 #include "pg.h"
@@ -80,6 +81,41 @@ static int read_meta(struct store_pg *p, int gone) {
         return r;
 }
 
+/* Whether the schema is complete already: every table and index the
+ * script creates, and the job columns it adds. Read from the catalogs
+ * only, so it takes no lock on any table of the store: a member opening
+ * the store while another client holds a table lock (LOCK TABLE jobs)
+ * does not queue behind it for set-up it does not need. */
+static const char schema_complete_sql[] =
+        "SELECT count(*) FILTER (WHERE to_regclass(n) IS NULL) = 0"
+        " AND (SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass('jobs')"
+        "  AND attname IN ('token', 'claimed') AND NOT attisdropped) = 2"
+        " FROM unnest(ARRAY['store_meta', 'leases', 'write_log', 'blobs', 'artifacts', 'artifacts_newest',"
+        "  'nodes', 'runs', 'jobs', 'jobs_pending', 'jobs_in_flight']) n";
+
+/* 1 when the schema is complete and has its identity (nothing to set up),
+ * 0 when the set-up script must run, < 0 on error. */
+static int schema_ready(struct store_pg *p) {
+        PGresult *res;
+        bool complete;
+        int r;
+
+        if (!PQsendQuery(p->conn, schema_complete_sql))
+                return pg_fail_conn(p, -ECONNRESET, "read the schema");
+        res = pg_await_result(p, "read the schema", &r);
+        if (!res)
+                return r;
+        r = pg_check_result(p, res, "read the schema");
+        complete = r >= 0 && PQntuples(res) == 1 && pg_bool_value(res, 0, 0);
+        PQclear(res);
+        if (r < 0 || !complete)
+                return r < 0 ? r : 0;
+        r = store_meta_read(&p->base, p->store_id, "postgresql");
+        if (r < 0)
+                return r;
+        return p->store_id[0] ? 1 : 0; /* a store made before identities gains one */
+}
+
 static int create_schema(struct store_pg *p) {
         char id[STORE_ID_MAX + 1], sql[sizeof schema_sql + STORE_ID_MAX];
         int r;
@@ -95,7 +131,7 @@ static int create_schema(struct store_pg *p) {
 /* The lock timeout bounds both sides of a lock: how long we wait for one,
  * and how long the server lets a session of ours sit idle inside a
  * transaction. A session whose process was stopped mid-transaction (a
- * paused leader holding FOR SHARE on the lease row) is ended after that
+ * paused leader holding FOR KEY SHARE on the lease row) is ended after that
  * long, its locks released, so a standby's acquisition is never held up
  * longer than it would wait for a lock anyway. */
 static int apply_lock_timeout(struct store_pg *p) {
@@ -140,7 +176,7 @@ int pg_connect(struct store_pg *p) {
                 r = pg_exec_script(p, "configure session", "SET default_transaction_read_only = on");
         if (r >= 0)
                 r = apply_lock_timeout(p);
-        if (r >= 0 && !p->readonly && !p->opened)
+        if (r >= 0 && !p->readonly && !p->opened && (r = schema_ready(p)) == 0)
                 r = create_schema(p);
         if (r >= 0)
                 r = read_meta(p, -EIO);

@@ -10,9 +10,13 @@
  *   host's clock moves every lease at once; run NTP with slewing there.
  * - Isolation is READ COMMITTED plus row locks, chosen per statement:
  *   acquire is one upsert whose WHERE is re-checked on the locked row; a
- *   fenced write takes FOR SHARE on the lease row and keeps it until commit,
- *   so an acquisition (which must update that row) waits until every write
- *   of the previous generation has committed or rolled back. Job rows are
+ *   fenced write takes FOR KEY SHARE on the lease row and keeps it until
+ *   commit, and an acquisition first locks that row FOR UPDATE, the one
+ *   mode that conflicts with FOR KEY SHARE, so it waits until every write
+ *   of the previous generation has committed or rolled back. A refresh
+ *   (an UPDATE of the expiry, FOR NO KEY UPDATE) does not conflict with
+ *   FOR KEY SHARE: a fenced write that waits for a lock on a job table
+ *   never holds up the renewal of the lease it is fenced by. Job rows are
  *   locked FOR UPDATE while an outcome is recorded; claims SKIP LOCKED rows,
  *   so concurrent claimers take different jobs and never wait.
  */
@@ -26,15 +30,19 @@ const struct store_sql pg_sql[STMT_N] = {
         [STMT_META] = { "SELECT key, value FROM store_meta WHERE key IN ('schema', 'store_id')", "" },
         [STMT_FENCE] = { "SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND generation = $3"
                          " AND expires > clock_timestamp()"
-                         " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4) FOR SHARE",
+                         " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4) FOR KEY SHARE",
                          "ttit" },
         [STMT_LOG] = { "INSERT INTO write_log (lease, holder, generation, at, what)"
                        " VALUES ($1, $2, $3, " PG_NOW_USEC ", $4)",
                        "ttit" },
-        /* On conflict the row is locked and the WHERE is evaluated against
-         * its latest committed version. */
-        [STMT_LEASE_ACQUIRE] = { "INSERT INTO leases (name, holder, generation, expires)"
-                                 " VALUES ($1, $2, 1, clock_timestamp() + $3 * interval '1 microsecond')"
+        /* The row is locked FOR UPDATE first (waiting for the fenced
+         * writes in flight, which hold FOR KEY SHARE), then on conflict
+         * the WHERE is evaluated against its latest committed version;
+         * the new expiry is computed after that wait. */
+        [STMT_LEASE_ACQUIRE] = { "WITH held AS MATERIALIZED (SELECT 1 FROM leases WHERE name = $1 FOR UPDATE)"
+                                 " INSERT INTO leases (name, holder, generation, expires)"
+                                 " SELECT $1, $2, 1, clock_timestamp() + $3 * interval '1 microsecond'"
+                                 " FROM (SELECT count(*) FROM held) h"
                                  " ON CONFLICT (name) DO UPDATE SET holder = excluded.holder,"
                                  "  generation = leases.generation + 1, expires = excluded.expires"
                                  "  WHERE leases.expires <= clock_timestamp()"
@@ -137,7 +145,7 @@ const char *const pg_batch_sql[JQ_N] = {
         [JQ_FENCE] = "SELECT 1 / (SELECT count(*) FROM (SELECT 1 FROM leases WHERE name = $1 AND holder = $2"
                      " AND generation = $3 AND expires > clock_timestamp()"
                      " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4)"
-                     " FOR SHARE) l)::integer",
+                     " FOR KEY SHARE) l)::integer",
         /* Locks the jobs named (in key order: two batches never deadlock),
          * completes each first RESULT of the current attempt with its token
          * on a job not done, and returns what every RESULT found. */

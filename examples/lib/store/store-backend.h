@@ -186,10 +186,17 @@ int store_read_rows(struct store *s, void *out, size_t size, size_t max, store_r
 /* The fence and write log (store_fence.c). */
 /* Begins a write transaction that holds only while f is the live lease of
  * the store incarnation that issued it (f->store_id, or the one the handle
- * is bound to); -ESTALE otherwise, with nothing left open. */
+ * is bound to) and its deadline for acting has not passed; -ESTALE
+ * otherwise, with nothing left open. */
 int store_fence_begin(struct store *s, const struct store_fence *f);
-/* Logs the write described by `what` under f and commits; on failure the
- * transaction is rolled back. */
+/* 0 while f's deadline for acting (store_fence.act_until_usec) has not
+ * passed, else -ESTALE with a message. */
+int store_fence_in_time(struct store *s, const struct store_fence *f);
+/* The earlier of deadline and f's deadline for acting (CLOCK_MONOTONIC). */
+uint64_t store_fence_wait_until(const struct store_fence *f, uint64_t deadline);
+/* Logs the write described by `what` under f and commits, unless f's
+ * deadline for acting has passed (-ESTALE); on failure the transaction is
+ * rolled back. */
 int store_fence_commit(struct store *s, const struct store_fence *f, const char *what);
 /* One fenced statement, logged as `what`: returns the rows it changed. */
 int store_fenced_exec(struct store *s, const struct store_fence *f, const char *what, enum store_stmt id, ...);

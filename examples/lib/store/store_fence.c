@@ -6,6 +6,33 @@
 #include "store-backend.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+
+#include "monotonic.h"
+
+bool store_fence_may_act(const struct store_fence *f) {
+        return !f || !f->act_until_usec || monotonic_usec() < atomic_load(f->act_until_usec);
+}
+
+int store_fence_in_time(struct store *s, const struct store_fence *f) {
+        uint64_t until, now;
+
+        if (!f->act_until_usec)
+                return 0;
+        until = atomic_load(f->act_until_usec);
+        now = monotonic_usec();
+        if (now < until)
+                return 0;
+        return store_fail(s, -ESTALE, "lease %s generation %llu: the leader's time to act ran out %llu ms ago"
+                          " (no renewal succeeded in time)", f->lease, (unsigned long long) f->generation,
+                          (unsigned long long) ((now - until) / 1000));
+}
+
+uint64_t store_fence_wait_until(const struct store_fence *f, uint64_t deadline) {
+        uint64_t until = f->act_until_usec ? atomic_load(f->act_until_usec) : UINT64_MAX;
+
+        return until < deadline ? until : deadline;
+}
 
 int store_fence_begin(struct store *s, const struct store_fence *f) {
         const struct store_backend *b = s->backend;
@@ -13,6 +40,8 @@ int store_fence_begin(struct store *s, const struct store_fence *f) {
         struct store_rows rows;
         int r;
 
+        if ((r = store_fence_in_time(s, f)) < 0)
+                return r;
         r = b->begin(s);
         if (r < 0)
                 return r;
@@ -30,6 +59,9 @@ int store_fence_begin(struct store *s, const struct store_fence *f) {
 
 int store_fence_commit(struct store *s, const struct store_fence *f, const char *what) {
         int r = store_exec(s, STMT_LOG, "log write", f->lease, f->holder, (int64_t) f->generation, what);
+
+        if (r >= 0)
+                r = store_fence_in_time(s, f);
         return r < 0 ? s->backend->abort(s, r) : s->backend->commit(s);
 }
 

@@ -150,7 +150,23 @@ struct store_fence {
          * another (a store deleted and created again starts at generation 1
          * too). NULL: the identity of the handle the write goes through. */
         const char *store_id;
+        /* The writer's own deadline for acting (NULL: none): CLOCK_MONOTONIC
+         * microseconds, loaded atomically at each use, that the lease's
+         * holder moves on with every renewal (lease_holder_act_until() of
+         * the cluster daemon) and that ends before the lease can expire on
+         * the store's clock. From then on every fenced call under this
+         * fence fails with -ESTALE and commits nothing: it is checked
+         * before the transaction begins and again before it commits, and
+         * PostgreSQL's batch waits for the store's answer no longer than
+         * it. A copy of the fence shares the deadline. */
+        const _Atomic uint64_t *act_until_usec;
 };
+
+/* False once f's deadline for acting has passed (true without one). A
+ * writer that acts outside the store on what a fenced call returned (a
+ * coordinator sending the jobs it claimed) checks it before acting: a
+ * call that began in time may return after the deadline. */
+bool store_fence_may_act(const struct store_fence *f);
 
 struct store_log_summary {
         uint64_t entries;      /* write-log rows of this lease */
