@@ -4,8 +4,10 @@
 import enum
 import errno
 import os
+import math
 import select
 import threading
+import time
 
 from . import _lib
 from ._errors import SdliveError, check, cstring, seconds, usec
@@ -90,7 +92,12 @@ class Supervisor:
         self._progress = set()
         self._async = {}
         self._async_lock = threading.Lock()
-        self._pet = lib.sdlive_pet_watchdog
+        # The next keepalive's time (seconds on time.monotonic(), which is
+        # the library's CLOCK_MONOTONIC), cached so that a not-due pet()
+        # costs one monotonic() call and no foreign call; see pet().
+        self._mono = time.monotonic
+        self._due = 0.0
+        self._due_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -290,12 +297,45 @@ class Supervisor:
     def pet(self):
         """Sends WATCHDOG=1 if a keepalive is due: True when sent. Call it
         as often as you like from any thread: at most one keepalive goes
-        out per interval, and a not-due pet is one clock read in C. While a
-        registered progress loop is stalled the keepalive is withheld."""
-        r = self._pet(self._h)
-        if r < 0:
-            raise SdliveError(-r, "sdlive_pet_watchdog")
-        return r > 0
+        out per interval. While a registered progress loop is stalled the
+        keepalive is withheld (False). A failed send raises SdliveError
+        (EAGAIN: the manager's queue is full); the next pet tries again.
+
+        Not due, it costs one time.monotonic() call: the time the library
+        gives for the next keepalive is cached here, and the library is
+        called only once it has come. The cache is only ever early, never
+        late: the library moves that time later on its own (a pet in
+        idle() or another thread: the call then finds nothing due and
+        refreshes it), and every call of this binding that can move it
+        earlier refreshes it (set_watchdog_timeout(); while a loop is
+        stalled nothing is cached, so its recovery beat is seen at once)."""
+        if self._mono() < self._due:
+            return False
+        return self._pet_due()
+
+    def _pet_due(self):
+        with self._due_lock:
+            h = self._h
+            r = lib.sdlive_pet_watchdog(h)
+            if r < 0:
+                self._due = 0.0
+                raise SdliveError(-r, "sdlive_pet_watchdog")
+            self._cache_due_locked(r)
+            return r > 0
+
+    def _cache_due_locked(self, sent=1):
+        h = self._h
+        if sent == 0 and lib.sdlive_progress_stalled(h, ffi.NULL, 0) > 0:
+            self._due = 0.0  # withheld: ask the library every time
+            return
+        due = lib.sdlive_watchdog_next_due(h)
+        self._due = math.inf if due == _lib.UINT64_MAX else due / 1e6
+
+    def _forget_due(self):
+        """The library's schedule moved (its clock was replaced, say):
+        the next pet() asks it."""
+        with self._due_lock:
+            self._due = 0.0
 
     def watchdog_trigger(self):
         """WATCHDOG=trigger: the manager acts as if the watchdog ran out."""
@@ -304,9 +344,13 @@ class Supervisor:
     def set_watchdog_timeout(self, seconds_):
         """WATCHDOG_USEC=: arms the watchdog at that timeout; the pet
         interval follows (a sixth of it) unless it was set."""
-        return check(lib.sdlive_watchdog_set_timeout(
-            self._h, usec(seconds_, "set_watchdog_timeout", forever=False)),
-            "sdlive_watchdog_set_timeout") > 0
+        value = usec(seconds_, "set_watchdog_timeout", forever=False)
+        with self._due_lock:
+            try:
+                return check(lib.sdlive_watchdog_set_timeout(self._h, value),
+                             "sdlive_watchdog_set_timeout") > 0
+            finally:
+                self._due = 0.0
 
     # -- idle and stop -----------------------------------------------------
 

@@ -39,7 +39,11 @@ class FakeClock:
             pytest.fail("%s is not the test library with the fake clock" % path)
 
     def install(self, sup):
+        """Puts sup on the fake clock: the library's and the cache of
+        pet()'s (time.monotonic() there)."""
         self.lib.sdlive_testclock_install(sup.handle)
+        sup._mono = self.now
+        sup._forget_due()
         return sup
 
     def advance(self, seconds):

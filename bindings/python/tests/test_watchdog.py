@@ -162,3 +162,40 @@ def test_watchdog_fd_polls_readable_when_due(armed):
         r, _, _ = select.select([fd], [], [], 0)
         assert r == []
         assert m.drain() == ["WATCHDOG=1"]
+
+
+def test_shorter_timeout_takes_effect_on_the_next_pet(armed, fake_sup, clock):
+    # pet() caches the next keepalive's time: a timeout that moves it
+    # earlier must not leave the cached, later time in force.
+    m = armed(60)
+    sup = fake_sup()
+    assert sup.pet() is True          # next due in 10 s
+    assert sup.set_watchdog_timeout(6) is True
+    clock.advance(1)
+    assert sup.pet() is True          # the new 1 s interval, not the old 10 s
+    assert m.drain() == ["WATCHDOG=1", "WATCHDOG_USEC=6000000", "WATCHDOG=1"]
+
+
+def test_unarmed_then_armed_at_run_time(manager, fake_sup, clock):
+    sup = fake_sup()
+    assert sup.pet() is False         # not tracked
+    assert sup.set_watchdog_timeout(0.6)
+    clock.advance(0.1)
+    assert sup.pet() is True
+
+
+def test_pets_of_idle_in_another_thread_do_not_double_send(armed, fake_sup, clock):
+    m = armed(6)
+    sup = fake_sup()
+    sup.pet()
+    m.drain()
+    clock.advance(1)
+    t = threading.Thread(target=sup.idle, args=(0,))
+    t.start()
+    t.join()                          # the idle pets (due), in C
+    assert m.drain() == ["WATCHDOG=1"]
+    assert sup.pet() is False         # cache was early: asks, nothing due
+    clock.advance(0.5)
+    assert sup.pet() is False
+    clock.advance(0.5)
+    assert sup.pet() is True
