@@ -84,7 +84,7 @@ def figures_pet_and_sendto(n):
         pet = sup.pet
         lib, h = sdlive.supervisor.lib, sup.handle
 
-        def foreign():
+        def foreign():  # what pet() would cost calling the library each time
             return lib.sdlive_pet_watchdog(h)
         t_mono, t_pet, t_foreign = best_ns([mono, pet, foreign], n)
         assert sup.pet() is False
@@ -170,7 +170,7 @@ def main():
     print("python: time.monotonic()                    %8.1f ns" % t_mono)
     print("python: Supervisor.pet(), not due           %8.1f ns  = %.2f x monotonic (goal <= 3)"
           % (t_pet, t_pet / t_mono))
-    print("python: sdlive_pet_watchdog() through cffi  %8.1f ns  = %.2f x monotonic (no cache)"
+    print("python: a function calling the library      %8.1f ns  = %.2f x monotonic (pet without its cache)"
           % (t_foreign, t_foreign / t_mono))
     print("python: sendto(\"WATCHDOG=1\") (sdnotify)     %8.1f ns  = %.1f x pet (goal >= 20)"
           % (t_send, t_send / t_pet))
