@@ -11,13 +11,7 @@ set(SDLIVE_UNIT_pydaemon_DESCRIPTION "Python daemon with an elected maintenance 
 # It pets (idle, per item of a pass): armed.
 list(APPEND SDLIVE_PETTING_DAEMONS pydaemon)
 
-# sdlive_render_pydaemon_unit(<output> <executable>): the rendered unit, its
-# Documentation= naming the units' page (the example has no page of its own).
+# sdlive_render_pydaemon_unit(<output> <executable>): the rendered unit.
 function(sdlive_render_pydaemon_unit output executable)
-  get_filename_component(dir ${output} DIRECTORY)
-  sdlive_render_unit(pydaemon ${dir}/.sdlive-pydaemon.service.in ${executable})
-  file(READ ${dir}/.sdlive-pydaemon.service.in text)
-  string(REPLACE "man:sdlive-pydaemon(8) " "" text "${text}")
-  file(WRITE ${output} "${text}")
-  file(REMOVE ${dir}/.sdlive-pydaemon.service.in)
+  sdlive_render_unit(pydaemon ${output} ${executable})
 endfunction()
