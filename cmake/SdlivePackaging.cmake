@@ -5,6 +5,8 @@
 #                    CMake package, section 3 pages
 #   sdlive-daemons   component "daemons": reference daemons, units,
 #                    sections 7 and 8 pages
+#   python3-sdlive   component "python": the Python binding, its example
+#                    daemon and unit (Architecture: all)
 #
 # Depends: of the packages holding binaries come from dpkg-shlibdeps; that
 # of libsdlive-dev is its runtime at the same version. libsdlive0 ships a
@@ -37,6 +39,7 @@ set(SDLIVE_DEB_PACKAGES runtime libsdlive0 dev libsdlive-dev)
 if(SDLIVE_BUILD_EXAMPLES)
   list(APPEND SDLIVE_DEB_PACKAGES daemons sdlive-daemons)
 endif()
+list(APPEND SDLIVE_DEB_PACKAGES python python3-sdlive)
 set(components "")
 while(SDLIVE_DEB_PACKAGES)
   list(POP_FRONT SDLIVE_DEB_PACKAGES component package)
@@ -104,6 +107,23 @@ that executes jobs, a cleaner that makes long passes over a blob
 directory, an elected cluster leader with a fenced lease, and two daemons
 that never pet the watchdog. Their units arm WatchdogSec= only for the
 daemons that pet. Installing the package enables nothing.")
+
+# python3-sdlive holds no binary: it loads libsdlive.so.0 with cffi at run
+# time, so its Depends: are typed (the library at least this version, cffi,
+# the interpreter).
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS
+  "python3:any (>= 3.8), python3-cffi, libsdlive0 (>= ${PROJECT_VERSION})")
+set(CPACK_COMPONENT_PYTHON_DESCRIPTION
+"Python binding of libsdlive: progress-gated systemd watchdog keepalives
+The sdlive module gives Python daemons libsdlive's semantics through its
+stable ABI (loaded with cffi, nothing compiled): rate-limited keepalives
+on CLOCK_MONOTONIC, an idle() that sleeps without a tick, progress loops
+that withhold keepalives while a loop is stuck, asyncio support, the FD
+store and the barrier.
+
+This package also holds sdlive-pydaemon, an example daemon, and its unit.")
 
 # dpkg-shlibdeps resolves libsdlive.so.0 for the daemons through a staging
 # root that holds the library and libsdlive0's shlibs file.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the Debian packages (scripts/debs.sh) in a temporary build tree and
 # checks them:
-#   - libsdlive0, libsdlive-dev and sdlive-daemons, with their Depends:
+#   - libsdlive0, libsdlive-dev, sdlive-daemons and python3-sdlive, with
+#     their Depends:
 #     (shlibdeps for the binaries, libsdlive0's shlibs file for the daemons),
 #     each package with binaries depending on exactly the packages that own
 #     the libraries its binaries load (NEEDED): nothing missing, nothing typed;
@@ -28,7 +29,7 @@ start=$(date +%s)
 bash "$src/scripts/debs.sh" "$work/build" >"$work/debs.log" 2>&1 ||
         { cat "$work/debs.log"; exit 1; }
 echo "packages built in $(($(date +%s) - start)) s:"
-for p in libsdlive0 libsdlive-dev sdlive-daemons; do
+for p in libsdlive0 libsdlive-dev sdlive-daemons python3-sdlive; do
         ls "$work/build/$p"_*.deb >/dev/null 2>&1 || { fail "no $p package"; continue; }
         echo "  $(basename "$work/build/$p"_*.deb): Depends: $(field "$p" Depends)"
 done
@@ -48,6 +49,12 @@ dpkg-deb -e "$work/build"/libsdlive0_*.deb "$work/control"
 grep -qx "libsdlive 0 libsdlive0 (>= $upstream)" "$work/control/shlibs" ||
         fail "libsdlive0's shlibs: $(cat "$work/control/shlibs" 2>&1)"
 grep -qx 'activate-noawait ldconfig' "$work/control/triggers" || fail "libsdlive0 has no ldconfig trigger"
+# python3-sdlive holds no binary (cffi loads the library at run time).
+[ "$(field python3-sdlive Architecture)" = all ] || fail "python3-sdlive is not Architecture: all"
+deps=$(field python3-sdlive Depends)
+for want in "libsdlive0 (>= $upstream)" python3-cffi "python3:any"; do
+        echo "$deps" | grep -qF "$want" || fail "python3-sdlive: Depends: $deps lacks $want"
+done
 
 # owner SONAME: the package that holds the library, libsdlive0 for ours.
 owner() {
@@ -93,14 +100,26 @@ mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 : >"$root/var/lib/dpkg/status"
 dpkg --root="$root" --force-depends --unpack "$work/build"/*.deb >"$work/dpkg.log" 2>&1 ||
         { cat "$work/dpkg.log"; fail "dpkg --unpack failed"; }
-for p in libsdlive0 libsdlive-dev sdlive-daemons; do
+for p in libsdlive0 libsdlive-dev sdlive-daemons python3-sdlive; do
         dpkg-query --root="$root" -W -f='${Package} ${Version} ${Status}\n' "$p" || fail "$p not in the root's dpkg database"
 done
 libdir=$(dirname "$(find "$root/usr/lib" -name 'libsdlive.so.0' | head -n 1)")
+# The packaged Python module, for the packaged Python daemon.
+PYTHONPATH=$root/usr/lib/python3/dist-packages
+export PYTHONPATH
 for bin in "$root"/usr/bin/sdlive-*; do
-        [ -z "$(readelf -d "$bin" | grep -E 'RUNPATH|RPATH')" ] || fail "$bin has a RUNPATH"
+        if head -c 2 "$bin" | grep -q '#!'; then
+                [ "$(head -n 1 "$bin")" = "#!/usr/bin/python3" ] || fail "$bin: not run by /usr/bin/python3"
+        else
+                [ -z "$(readelf -d "$bin" | grep -E 'RUNPATH|RPATH')" ] || fail "$bin has a RUNPATH"
+        fi
         LD_LIBRARY_PATH=$libdir "$bin" --version || fail "$bin --version"
 done
+out=$(LD_LIBRARY_PATH=$libdir /usr/bin/python3 -c \
+        'import sdlive, sys; print(sdlive.__file__.startswith(sys.argv[1]), sdlive.library_version)' \
+        "$root/usr/lib/python3/dist-packages") || fail "the packaged module does not import"
+[ "$out" = "True $upstream" ] || fail "the packaged module: $out (want: True $upstream)"
+unset PYTHONPATH
 units=0
 for unit in "$root"/lib/systemd/system/sdlive-*.service; do
         [ -e "$unit" ] || break

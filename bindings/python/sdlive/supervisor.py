@@ -1,0 +1,461 @@
+# SPDX-License-Identifier: MIT
+"""Supervisor: one libsdlive handle, the service as the manager sees it."""
+
+import enum
+import errno
+import os
+import math
+import select
+import threading
+import time
+
+from . import _lib
+from ._errors import SdliveError, check, cstring, seconds, usec
+from ._loaded import ffi, lib
+
+__all__ = ["Supervisor", "Wake", "NotifyAccess"]
+
+
+class Wake(enum.IntEnum):
+    """Why idle() or wait_fd() returned. Only TIMEOUT is false."""
+    TIMEOUT = 0
+    STOP = 1
+    FD = 2
+
+
+class NotifyAccess(enum.IntEnum):
+    """Values of NotifyAccess= for Supervisor.notify_access()."""
+    NONE = 0
+    MAIN = 1
+    EXEC = 2
+    ALL = 3
+
+
+_current = []
+_current_lock = threading.Lock()
+
+
+class Supervisor:
+    """A daemon's link to its service manager over libsdlive.
+
+    The environment (NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID) is read
+    once, here. Outside systemd every call is a cheap no-op that reports
+    "not sent". As a context manager it sends READY=1 on entry and
+    STOPPING=1 on exit, then releases the handle.
+
+    handle_signals: SIGTERM and SIGINT request a stop (idle() returns
+    within a millisecond) instead of Python's default handling; at most one
+    Supervisor per process may own them (SdliveError EBUSY); close()
+    restores the previous handlers. For asyncio, prefer
+    add_signal_handlers(), which also wakes idle_async().
+    unset_watchdog_env: remove WATCHDOG_USEC/WATCHDOG_PID from the
+    environment so child processes do not inherit the watchdog.
+    trigger_on_stall: send WATCHDOG=trigger as soon as a progress loop goes
+    stale instead of waiting for WatchdogSec= to run out.
+    pet_interval: seconds between keepalives (default WatchdogSec / 6);
+    also tracks pets outside systemd.
+
+    Threads: every method may be called from any thread, as the C library
+    allows, except close(), which no other thread may overlap. Blocking
+    calls (idle, wait_fd, barrier) release the GIL.
+    Fork: in a child process (os.fork, multiprocessing's fork) the inherited
+    Supervisor speaks for nobody: it sends nothing and pets nothing, so a
+    child cannot keep a wedged parent alive. Create a new Supervisor in the
+    child if it must speak for the service.
+    """
+
+    def __init__(self, *, handle_signals=False, unset_watchdog_env=False,
+                 trigger_on_stall=False, pet_interval=None):
+        flags = 0
+        if handle_signals:
+            flags |= _lib.HANDLE_SIGNALS
+        if unset_watchdog_env:
+            flags |= _lib.UNSET_WATCHDOG_ENV
+        if trigger_on_stall:
+            flags |= _lib.TRIGGER_ON_STALL
+        opts = ffi.new("sdlive_options *")
+        opts.size = ffi.sizeof("sdlive_options")
+        opts.flags = flags
+        opts.pet_interval_usec = 0 if pet_interval is None else usec(
+            pet_interval, "pet_interval", forever=False)
+        if pet_interval is not None and opts.pet_interval_usec == 0:
+            raise ValueError("pet_interval: must be > 0 (None for the default)")
+        ret = ffi.new("sdlive **")
+        check(lib.sdlive_new(ret, opts), "sdlive_new")
+        self._h = ret[0]
+        if unset_watchdog_env:
+            # The library's unsetenv() does not reach os.environ's copy, which
+            # subprocess and os.fork+exec children inherit.
+            os.environ.pop("WATCHDOG_USEC", None)
+            os.environ.pop("WATCHDOG_PID", None)
+        self._pid = os.getpid()
+        self._progress = set()
+        self._async = {}
+        self._async_lock = threading.Lock()
+        # The next keepalive's time (seconds on time.monotonic(), which is
+        # the library's CLOCK_MONOTONIC), cached so that a not-due pet()
+        # costs one monotonic() call and no foreign call; see pet().
+        self._mono = time.monotonic
+        self._due = 0.0
+        self._due_lock = threading.Lock()
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def close(self):
+        """Releases the handle, its descriptors and its progress loops.
+        Idempotent; afterwards every call acts as outside systemd."""
+        h, self._h = self._h, ffi.NULL
+        if h == ffi.NULL:
+            return
+        for p in list(self._progress):
+            p._forget()
+        self._progress.clear()
+        with _current_lock:
+            while self in _current:
+                _current.remove(self)
+        lib.sdlive_free(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        with _current_lock:
+            _current.append(self)
+        self.ready()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.stopping()
+        finally:
+            self.close()
+        return False
+
+    @staticmethod
+    def current():
+        """The most recently entered Supervisor still open, or None (what
+        sdlive.progress() binds to)."""
+        with _current_lock:
+            return _current[-1] if _current else None
+
+    @property
+    def handle(self):
+        """The C handle (cffi cdata "sdlive *"), NULL once closed."""
+        return self._h
+
+    @property
+    def owned(self):
+        """False in a process other than the one that created it."""
+        return os.getpid() == self._pid
+
+    # -- state -------------------------------------------------------------
+
+    def supervised(self):
+        """True when NOTIFY_SOCKET names a socket (and this is the creating
+        process). Raises SdliveError when NOTIFY_SOCKET is malformed."""
+        return check(lib.sdlive_supervised(self._h), "sdlive_supervised") > 0
+
+    def watchdog_enabled(self):
+        """WatchdogSec in seconds when the watchdog is armed, else None.
+        Raises SdliveError when WATCHDOG_USEC/WATCHDOG_PID were malformed
+        (EINVAL) or out of range (ERANGE)."""
+        out = ffi.new("uint64_t *")
+        if check(lib.sdlive_watchdog_enabled(self._h, out), "sdlive_watchdog_enabled") == 0:
+            return None
+        return seconds(out[0])
+
+    @property
+    def pet_interval(self):
+        """Seconds between keepalives, None when pets are not tracked."""
+        v = lib.sdlive_pet_interval(self._h)
+        return None if v == 0 else seconds(v)
+
+    @property
+    def next_due(self):
+        """time.monotonic() instant of the next keepalive, None when pets
+        are not tracked."""
+        v = lib.sdlive_watchdog_next_due(self._h)
+        return None if v == _lib.UINT64_MAX else seconds(v)
+
+    def last_pet_age(self):
+        """Seconds since the last healthy keepalive, None when pets are
+        not tracked. Grows while nothing pets or a progress loop stalls."""
+        out = ffi.new("uint64_t *")
+        r = lib.sdlive_last_pet_age(self._h, out)
+        if r == -errno.ENODATA:
+            return None
+        check(r, "sdlive_last_pet_age")
+        return seconds(out[0])
+
+    def watchdog_fd(self):
+        """A timerfd that polls readable when a keepalive is due (then call
+        pet(), which re-arms it); owned by the Supervisor, do not close it.
+        None when pets are not tracked."""
+        r = lib.sdlive_watchdog_fd(self._h)
+        if r == -errno.ENODATA:
+            return None
+        return check(r, "sdlive_watchdog_fd")
+
+    # -- notify ------------------------------------------------------------
+
+    def ready(self):
+        """READY=1. True when sent, False when not supervised."""
+        return check(lib.sdlive_notify_ready(self._h), "sdlive_notify_ready") > 0
+
+    def stopping(self):
+        """STOPPING=1."""
+        return check(lib.sdlive_notify_stopping(self._h), "sdlive_notify_stopping") > 0
+
+    def reloading(self):
+        """RELOADING=1 with MONOTONIC_USEC= (Type=notify-reload); call
+        ready() when the reload is done."""
+        return check(lib.sdlive_notify_reloading(self._h), "sdlive_notify_reloading") > 0
+
+    def status(self, text):
+        """STATUS=text, one line: control characters become spaces, the text
+        is cut to one datagram. Kept and sent again when a stalled progress
+        loop recovers."""
+        data = ffi.new("char[]", cstring(text, "status"))
+        return check(lib.sdlive_notify_status(self._h, b"%s", data), "sdlive_notify_status") > 0
+
+    def notify_errno(self, error):
+        """ERRNO=error (a positive errno value)."""
+        return check(lib.sdlive_notify_errno(self._h, _int(error, "error")),
+                     "sdlive_notify_errno") > 0
+
+    def extend_timeout(self, seconds_):
+        """EXTEND_TIMEOUT_USEC=: asks for more start/stop/runtime time."""
+        return check(lib.sdlive_notify_extend_timeout(
+            self._h, usec(seconds_, "extend_timeout", forever=False)),
+            "sdlive_notify_extend_timeout") > 0
+
+    def barrier(self, timeout=None):
+        """BARRIER=1: returns True once the manager has processed every
+        message sent before; False when not supervised. Blocks up to
+        timeout seconds (None: no limit), releasing the GIL; raises
+        SdliveError ETIMEDOUT when it runs out."""
+        return check(lib.sdlive_notify_barrier(self._h, usec(timeout, "barrier")),
+                     "sdlive_notify_barrier") > 0
+
+    def mainpid(self, pid):
+        """MAINPID=pid (> 1)."""
+        return check(lib.sdlive_notify_mainpid(self._h, _int(pid, "pid")),
+                     "sdlive_notify_mainpid") > 0
+
+    def exit_status(self, status):
+        """EXIT_STATUS=status (0..255)."""
+        return check(lib.sdlive_notify_exit_status(self._h, _int(status, "status")),
+                     "sdlive_notify_exit_status") > 0
+
+    def bus_error(self, name):
+        """BUSERROR=name, a D-Bus error name."""
+        return check(lib.sdlive_notify_bus_error(self._h, cstring(name, "bus_error")),
+                     "sdlive_notify_bus_error") > 0
+
+    def notify_access(self, access):
+        """NOTIFYACCESS=: a NotifyAccess value (or its name, "main")."""
+        if isinstance(access, str):
+            try:
+                access = NotifyAccess[access.upper()]
+            except KeyError:
+                raise ValueError("notify_access: unknown access %r" % access) from None
+        return check(lib.sdlive_notify_access(self._h, _int(access, "access")),
+                     "sdlive_notify_access") > 0
+
+    def notify_raw(self, key, value):
+        """KEY=VALUE for a field with no call of its own (validated)."""
+        return check(lib.sdlive_notify_raw(self._h, cstring(key, "key"),
+                                            cstring(value, "value")), "sdlive_notify_raw") > 0
+
+    def fdstore(self, fds, name=None, poll=True):
+        """Hands descriptors (ints or objects with fileno()) to the
+        manager's FD store (FileDescriptorStoreMax= in the unit). They stay
+        open and yours to close. poll=False: FDPOLL=0."""
+        if isinstance(fds, int) or hasattr(fds, "fileno"):
+            fds = [fds]
+        numbers = [f if isinstance(f, int) else f.fileno() for f in fds]
+        if any(isinstance(f, bool) for f in numbers):
+            raise TypeError("fdstore: descriptors must be ints")
+        if len(numbers) > _lib.NOTIFY_FDS_MAX:
+            raise SdliveError(errno.EINVAL, "sdlive_notify_fdstore")
+        array = ffi.new("int[]", numbers) if numbers else ffi.NULL
+        name_c = cstring(name, "name", allow_none=True)
+        return check(lib.sdlive_notify_fdstore(
+            self._h, array, len(numbers), ffi.NULL if name_c is None else name_c,
+            0 if poll else _lib.FDSTORE_NO_POLL), "sdlive_notify_fdstore") > 0
+
+    def fdstore_remove(self, name):
+        """FDSTOREREMOVE=1: the manager closes every stored fd of that name."""
+        return check(lib.sdlive_notify_fdstore_remove(self._h, cstring(name, "name")),
+                     "sdlive_notify_fdstore_remove") > 0
+
+    # -- watchdog ----------------------------------------------------------
+
+    def pet(self):
+        """Sends WATCHDOG=1 if a keepalive is due: True when sent. Call it
+        as often as you like from any thread: at most one keepalive goes
+        out per interval. While a registered progress loop is stalled the
+        keepalive is withheld (False). A failed send raises SdliveError
+        (EAGAIN: the manager's queue is full); the next pet tries again.
+
+        Not due, it costs one time.monotonic() call: the time the library
+        gives for the next keepalive is cached here, and the library is
+        called only once it has come. The cache is only ever early, never
+        late: the library moves that time later on its own (a pet in
+        idle() or another thread: the call then finds nothing due and
+        refreshes it), and every call of this binding that can move it
+        earlier refreshes it (set_watchdog_timeout(); while a loop is
+        stalled nothing is cached, so its recovery beat is seen at once)."""
+        if self._mono() < self._due:
+            return False
+        return self._pet_due()
+
+    def _pet_due(self):
+        with self._due_lock:
+            h = self._h
+            r = lib.sdlive_pet_watchdog(h)
+            if r < 0:
+                self._due = 0.0
+                raise SdliveError(-r, "sdlive_pet_watchdog")
+            self._cache_due_locked(r)
+            return r > 0
+
+    def _cache_due_locked(self, sent=1):
+        h = self._h
+        if sent == 0 and lib.sdlive_progress_stalled(h, ffi.NULL, 0) > 0:
+            self._due = 0.0  # withheld: ask the library every time
+            return
+        due = lib.sdlive_watchdog_next_due(h)
+        self._due = math.inf if due == _lib.UINT64_MAX else due / 1e6
+
+    def _forget_due(self):
+        """The library's schedule moved (its clock was replaced, say):
+        the next pet() asks it."""
+        with self._due_lock:
+            self._due = 0.0
+
+    def watchdog_trigger(self):
+        """WATCHDOG=trigger: the manager acts as if the watchdog ran out."""
+        return check(lib.sdlive_watchdog_trigger(self._h), "sdlive_watchdog_trigger") > 0
+
+    def set_watchdog_timeout(self, seconds_):
+        """WATCHDOG_USEC=: arms the watchdog at that timeout; the pet
+        interval follows (a sixth of it) unless it was set."""
+        value = usec(seconds_, "set_watchdog_timeout", forever=False)
+        with self._due_lock:
+            try:
+                return check(lib.sdlive_watchdog_set_timeout(self._h, value),
+                             "sdlive_watchdog_set_timeout") > 0
+            finally:
+                self._due = 0.0
+
+    # -- idle and stop -----------------------------------------------------
+
+    def idle(self, seconds_=None):
+        """Sleeps for seconds (None: until stopped), petting when a
+        keepalive is due and waking for nothing else. Returns Wake.STOP
+        within a millisecond of a stop request, else Wake.TIMEOUT. The
+        GIL is released meanwhile: other threads run."""
+        return Wake(check(lib.sdlive_idle(self._h if self._h != ffi.NULL else _closed(),
+                                          usec(seconds_, "idle")), "sdlive_idle"))
+
+    def wait_fd(self, fd, events=select.POLLIN, seconds_=None):
+        """As idle(), but also returns Wake.FD as soon as fd (an int or an
+        object with fileno()) polls ready for events."""
+        if not isinstance(fd, int):
+            fd = fd.fileno()
+        return Wake(check(lib.sdlive_wait_fd(self._h if self._h != ffi.NULL else _closed(),
+                                             fd, _short(events), usec(seconds_, "wait_fd")),
+                          "sdlive_wait_fd"))
+
+    def request_stop(self):
+        """Wakes every idle()/wait_fd()/idle_async() now and later. Any
+        thread; from a Python signal handler too."""
+        lib.sdlive_request_stop(self._h)
+        with self._async_lock:
+            waiters = [w for state in self._async.values() for w in state.waiters]
+        for loop, fut in waiters:
+            try:
+                loop.call_soon_threadsafe(_resolve, fut, Wake.STOP)
+            except RuntimeError:
+                pass  # that loop is closed
+
+    @property
+    def stop_requested(self):
+        """True once a stop was requested."""
+        return lib.sdlive_stopping(self._h) > 0
+
+    # -- progress ----------------------------------------------------------
+
+    def progress(self, name, max_silence):
+        """A progress loop that must beat at least every max_silence
+        seconds while it runs: see sdlive.Progress. Use it as a context
+        manager, a decorator, or iterate(); while it is stalled keepalives
+        are withheld and STATUS= names it."""
+        from .progress import Progress
+        return Progress(name, max_silence, self)
+
+    def stalled(self):
+        """The name of a progress loop silent past its limit, else None."""
+        buf = ffi.new("char[]", _lib.PROGRESS_NAME_MAX + 1)
+        r = check(lib.sdlive_progress_stalled(self._h, buf, len(buf)), "sdlive_progress_stalled")
+        return ffi.string(buf).decode("utf-8", "replace") if r > 0 else None
+
+    def peer(self, timeout=None, heartbeat=None):
+        """A connection's liveness state: see sdlive.Peer."""
+        from .peer import Peer
+        return Peer(self, timeout, heartbeat)
+
+    # -- asyncio -----------------------------------------------------------
+
+    async def idle_async(self, seconds_=None):
+        """As idle(), for a coroutine: the event loop pets through the
+        watchdog fd (loop.add_reader, no thread), so a blocked event loop
+        withholds keepalives. Returns Wake.STOP as soon as request_stop()
+        is called (add_signal_handlers() makes SIGTERM do that)."""
+        from .aio import idle_async
+        return await idle_async(self, seconds_)
+
+    def attach_loop(self, loop=None):
+        """Pets from the event loop whenever a keepalive is due, until
+        detach_loop(): keepalives then stop when the loop blocks."""
+        from .aio import attach
+        attach(self, loop)
+
+    def detach_loop(self, loop=None):
+        """Undoes one attach_loop()."""
+        from .aio import detach
+        detach(self, loop)
+
+    def add_signal_handlers(self, loop=None):
+        """SIGTERM and SIGINT request a stop through the event loop."""
+        from .aio import add_signal_handlers
+        add_signal_handlers(self, loop)
+
+
+def _resolve(fut, value):
+    if not fut.done():
+        fut.set_result(value)
+
+
+def _closed():
+    raise SdliveError(errno.EBADF, "sdlive: the Supervisor is closed")
+
+
+def _int(value, what):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s: an int is needed, not %s" % (what, type(value).__name__))
+    if not -(1 << 31) <= value < (1 << 31):
+        raise OverflowError("%s: %d does not fit a C int" % (what, value))
+    return value
+
+
+def _short(value):
+    value = int(value)
+    if not 0 <= value < (1 << 15):
+        raise ValueError("events: %#x is not a poll() event mask" % value)
+    return value
+
