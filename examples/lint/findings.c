@@ -156,8 +156,16 @@ void lint_check(struct lint_subject *s) {
         else if (s->probe)
                 lint_add(s, "SDL011", SEVERITY_INFO, "probe could not run", "run it where its command can start",
                          "%s", s->probe->error);
-        if (u->watchdog_set && !lint_restarts_after_watchdog(u, restart, sizeof(restart)))
-                lint_add(s, "SDL007", SEVERITY_WARNING, "a watchdog kill would not be restarted",
+        if (u->watchdog_set && !lint_restarts_after_watchdog(u, restart, sizeof(restart))) {
+                /* Activated on demand: the next request starts it again. */
+                bool on_demand = u->has_bus_name || u->has_sockets;
+
+                lint_add(s, "SDL007", on_demand ? SEVERITY_INFO : SEVERITY_WARNING,
+                         "a watchdog kill would not be restarted",
                          "set Restart=on-failure (or on-watchdog) and keep SIGABRT out of RestartPreventExitStatus=",
-                         "%s: after the watchdog's kill it stays down", restart);
+                         "%s: after the watchdog's kill it stays down%s", restart,
+                         on_demand ? (u->has_bus_name ? " until the next call to its BusName= activates it"
+                                                      : " until traffic on its Sockets= activates it")
+                                   : "");
+        }
 }

@@ -99,6 +99,8 @@ static int assign(struct unit *u, const char *key, const char *value, char *err,
                 r = set_text(&u->type, value);
         else if (!strcmp(key, "BusName"))
                 u->has_bus_name = *value != '\0';
+        else if (!strcmp(key, "Sockets"))
+                u->has_sockets = *value != '\0';
         else if (!strcmp(key, "NotifyAccess"))
                 r = set_text(&u->notify_access, value);
         else if (!strcmp(key, "Restart"))

@@ -29,7 +29,8 @@ struct unit {
         size_t n_files;
 
         char *type;                     /* as written, NULL: not set */
-        bool has_bus_name;
+        bool has_bus_name;             /* BusName= set: activated by its bus name */
+        bool has_sockets;              /* Sockets= set: activated by its sockets */
         char *notify_access;            /* as written, NULL: not set */
         bool watchdog_set;              /* WatchdogSec= set to a nonzero time */
         uint64_t watchdog_usec;
