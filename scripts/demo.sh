@@ -145,15 +145,19 @@ say "Wedging the worker's main loop (its executor thread keeps running)"
 wedge=$(harness_wedge_file "$worker")
 touch -- "$wedge"
 start=$(harness_now_us)
+# The restarted worker must run normally: remove the wedge as soon as the
+# death is recorded (a loop of its own: the status polling below can take
+# longer than RestartSec= on a loaded machine).
+(
+  until (($(harness_death_count "$worker") > 0)); do sleep 0.02; done
+  rm -f -- "$wedge"
+) &
 last=""
 while :; do
   state="$(harness_prop "$worker" ActiveState)/$(harness_prop "$worker" SubState)"
   if [[ $state != "$last" ]]; then
     printf '  +%5d ms  %-28s %s\n' "$(harness_ms_since "$start")" "$worker" "$state"
     last=$state
-  fi
-  if [[ -e $wedge ]] && (($(harness_death_count "$worker") > 0)); then
-    rm -f -- "$wedge" # the restarted worker runs normally
   fi
   if [[ ! -e $wedge && $state == active/running ]] && harness_prop_is "$worker" NRestarts 1; then
     break

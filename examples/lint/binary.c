@@ -248,7 +248,7 @@ static bool resolve(struct binary *b, const char *argv0, const char *root) {
 void binary_inspect(const char *argv0, const char *root, struct binary *b) {
         char head[256] = "";
         ssize_t n;
-        int fd;
+        int fd = -1;
         Elf *e;
 
         memset(b, 0, sizeof(*b));
@@ -262,6 +262,7 @@ void binary_inspect(const char *argv0, const char *root, struct binary *b) {
         }
         n = read(fd, head, sizeof(head) - 1);
         close(fd);
+        fd = -1;
         if (n >= 2 && head[0] == '#' && head[1] == '!') {
                 head[n] = '\0';
                 head[strcspn(head, "\n")] = '\0';
@@ -274,14 +275,11 @@ void binary_inspect(const char *argv0, const char *root, struct binary *b) {
                 snprintf(b->detail, sizeof(b->detail), "%s is an interpreter: what it runs cannot be read", b->path);
                 return;
         }
-        if (elf_version(EV_CURRENT) == EV_NONE || !(e = open_elf(b->path, &fd)) || elf_kind(e) != ELF_K_ELF) {
-                close_elf(NULL, -1);
+        e = elf_version(EV_CURRENT) == EV_NONE ? NULL : open_elf(b->path, &fd);
+        if (!e || elf_kind(e) != ELF_K_ELF) {
                 b->kind = BINARY_NOT_ELF;
                 snprintf(b->detail, sizeof(b->detail), "%s: not an ELF file nor a script", b->path);
-                if (e)
-                        close_elf(e, fd);
-                else if (fd >= 0)
-                        close(fd);
+                close_elf(e, fd);
                 return;
         }
         b->kind = BINARY_DYNAMIC;

@@ -28,7 +28,8 @@ static uint64_t now_usec(void) {
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path) < 0 ? 0 : 0;
+        (void) remove(path); /* best effort: a leftover is only a temporary directory */
+        return 0;
 }
 
 /* In the child: the environment the manager would give, then exec. Writes

@@ -10,7 +10,8 @@ text twin timeline-<n>.txt with the same events. One lane per unit involved;
 times in ms from the fault. Marked: the fault, each keepalive (the last one
 before the kill named), the manager's watchdog timeout and kill, the exit,
 the scheduled restart, READY=1 again, the lease released, and a standby
-that starts leading. Prints the paths of the SVG files.
+that starts leading, and the fault switch removed. Prints the paths of the
+SVG files.
 
 The SVG is built with xml.etree.ElementTree; every coordinate comes from
 one time scale and one lane layout.
@@ -50,7 +51,8 @@ UNIT_EVENTS = [
 
 COLORS = {"fault": "#c62828", "timeout": "#6a1b9a", "kill": "#6a1b9a", "exit": "#000000",
           "restart": "#ef6c00", "start": "#ef6c00", "ready": "#2e7d32", "release": "#1565c0",
-          "leads": "#2e7d32", "gate": "#1565c0", "seen": "#c62828", "last": "#0277bd"}
+          "leads": "#2e7d32", "gate": "#1565c0", "seen": "#c62828", "last": "#0277bd",
+          "unfault": "#c62828"}
 STATE_FILL = {"up": "#e8f5e9", "starting": "#fff8e1", "down": "#ffebee"}
 
 
@@ -79,6 +81,8 @@ def read_events(log_dir):
                 if action == "create" and dot_service:
                     what = {"": "main loop wedged", ".executor": "executor hangs"}.get(switch, switch.lstrip("."))
                     faults.append((t, unit_name + dot_service, "fault: " + what))
+                elif action == "delete" and dot_service:
+                    unit(unit_name + dot_service).marks.append((t, "unfault", "fault switch removed"))
             elif source == "scenario":
                 name, _, label = text.partition(": ")
                 if label.startswith("fault"):
@@ -130,27 +134,35 @@ def group_faults(faults):
     return groups
 
 
-def window(units, group):
-    """[start, end] in us, and the lanes, for one group of faults."""
+def window(units, group, next_t0):
+    """[start, end] in us, and the lanes, for one group of faults: up to the
+    faulted units' READY=1 after their restart, the first lease release and
+    the first unit to lead after the fault, and never into the next group."""
     t0 = group[0][0]
+    limit = min(next_t0 - 1000, t0 + MAX_SPAN_MS * 1000)
+
+    def first(times):
+        times = sorted(t for t in times if t0 <= t < limit)
+        return times[:1]
+
     ends = []
     faulted = [name for _, name, _ in group]
     for name in faulted:
         u = units.get(name)
         if not u:
             continue
-        exits = [t for t, k, _ in u.marks if k == "exit" and t >= t0]
+        exits = first(t for t, k, _ in u.marks if k == "exit")
         if exits:
-            again = [t for t, k, _ in u.marks if k == "ready" and t > exits[0]]
-            ends.append(again[0] if again else exits[0])
-    for u in units.values():
-        ends += [t for t, k, _ in u.marks if k in ("leads", "release") and t0 <= t <= t0 + MAX_SPAN_MS * 1000]
+            again = first(t for t, k, _ in u.marks if k == "ready" and t > exits[0])
+            ends += again or exits
+    for kind in ("leads", "release"):
+        ends += first(t for u in units.values() for t, k, _ in u.marks if k == kind)
     end = max(ends) + AFTER_MS * 1000 if ends else t0 + DEFAULT_SPAN_MS * 1000
-    end = min(end, t0 + MAX_SPAN_MS * 1000)
+    end = min(end, limit)
     start = t0 - BEFORE_MS * 1000
     lanes = list(dict.fromkeys(faulted))
     for u in sorted(units.values(), key=lambda x: x.name):
-        if u.name not in lanes and any(start <= t <= end and k in ("leads", "release", "exit")
+        if u.name not in lanes and any(t0 <= t <= end and k in ("leads", "release", "exit")
                                        for t, k, _ in u.marks):
             lanes.append(u.name)
     return start, end, lanes
@@ -190,8 +202,8 @@ def nice_step(span_ms):
     return 10000
 
 
-def draw(units, group, limits, title, path_svg, path_txt):
-    start, end, lanes = window(units, group)
+def draw(units, group, next_t0, limits, title, path_svg, path_txt):
+    start, end, lanes = window(units, group, next_t0)
     t0 = group[0][0]
     left, right, top, width = 230, 30, 70, 1180
     plot = width - left - right
@@ -289,11 +301,13 @@ def main():
     if len(args) == 3 and args[1] == "--title":
         title = args[2]
     units, faults, limits = read_events(log_dir)
-    for n, group in enumerate(group_faults(faults), 1):
+    groups = group_faults(faults)
+    for n, group in enumerate(groups, 1):
+        next_t0 = groups[n][0][0] if n < len(groups) else float("inf")
         kinds = sorted({label.replace("fault: ", "") for _, _, label in group})
         name = title or "%s: %s" % (", ".join(kinds), ", ".join(dict.fromkeys(u for _, u, _ in group)))
         svg = os.path.join(log_dir, "timeline-%d.svg" % n)
-        draw(units, group, limits, name, svg, os.path.join(log_dir, "timeline-%d.txt" % n))
+        draw(units, group, next_t0, limits, name, svg, os.path.join(log_dir, "timeline-%d.txt" % n))
         print(svg)
 
 

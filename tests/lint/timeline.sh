@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The timeline generator (tests/e2e/timeline.py) on recorded runs: for each
 # fixture <name>-events.tsv (an events.tsv the recorder wrote during a real
-# run, lines the generator does not read left out), the pictures drawn, the
+# run, lines the generator does not read left out), as many pictures as
+# <name>-pictures says (one per fault; faults within 1 s share one), the
 # events of its text twin exactly as <name>-expected.txt lists them ("ms
 # unit label", the ms from the fault), and the SVG itself: it parses, has
 # one lane per unit of its text, one tick per keepalive in its window, a
@@ -22,7 +23,8 @@ for events in "$fixtures"/*-events.tsv; do
   mkdir -p "$dir"
   cp "$events" "$dir/events.tsv"
   /usr/bin/python3 "$generator" "$dir" >"$dir/drawn"
-  [[ $(wc -l <"$dir/drawn") -ge 1 ]] || fail "$name: no timeline drawn"
+  want=$(cat "$fixtures/$name-pictures")
+  [[ $(wc -l <"$dir/drawn") == "$want" ]] || fail "$name: $(wc -l <"$dir/drawn") timelines drawn, expected $want (one per fault)"
   # Every expected event in some picture's text, at its ms.
   while read -r ms unit label; do
     grep -qE "^ *$ms ms  $unit +$(sed 's/[][().*+?^$|\\]/\\&/g' <<<"$label")$" "$dir"/timeline-*.txt ||
