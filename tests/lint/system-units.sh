@@ -54,6 +54,12 @@ for name in $required; do
   [[ -n ${seen[$name]:-} ]] || fail "$name is not installed (the systemd package ships it)"
 done
 
+# The package of each unit file, in one dpkg query.
+declare -A package_of=()
+while IFS=: read -r package path; do
+  package_of[${path# }]=$package
+done < <(dpkg -S "${seen[@]}" 2>/dev/null || true)
+
 armed_count=0
 for name in $(printf '%s\n' "${!seen[@]}" | sort); do
   set +e
@@ -81,7 +87,7 @@ print("|".join([str(u.get("watchdog_usec") is not None), b.get("pets", "-"), b.g
       fail "$name: expected armed=$want_armed pets=$want_pets codes=[$want_codes], got $verdict codes=[$codes]"
     verdict+=" (as known)"
   fi
-  package=$({ dpkg -S "${seen[$name]}" 2>/dev/null || true; } | cut -d: -f1 | head -n 1)
+  package=${package_of[${seen[$name]}]:-}
   printf 'system: %-30s %-8s %-30s %-8s %-12s %s\n' "$name" "${package:--}" "$verdict" "$kind" "[${codes}]" "$evidence"
 done
 ((armed_count >= 6)) || fail "only $armed_count armed units found"
