@@ -4,8 +4,8 @@
 # the host's systemd), runs the reference daemons from the units this build
 # ships (WatchdogSec scaled to 2s by drop-ins), wedges the worker's main loop
 # and shows systemd killing and restarting it, fails the cluster's leader
-# twice (a crash, then a wedge) and times the standby's takeover, then
-# cleans up.
+# twice (a crash, then a wedge) and times the standby's takeover, draws a
+# timeline of each fault (SVG, beside the logs), then cleans up.
 #
 #   scripts/demo.sh            as root; logs stay in build/demo-logs
 set -euo pipefail
@@ -113,6 +113,7 @@ demo_cluster_failover() {
   say "Crash: SIGKILL to the leader, $unit"
   offset=$(wc -l <"$HARNESS_LOG_DIR/$unit.log")
   t0=$(harness_now_us)
+  harness_event "$unit" "fault: SIGKILL (crash)"
   systemctl --user kill --signal=SIGKILL -- "$unit"
   ms=$(takeover "$follower" "$t0")
   echo "  $unit: $(harness_deaths "$unit" | tail -n 1); its ExecStopPost= says:"
@@ -144,15 +145,19 @@ say "Wedging the worker's main loop (its executor thread keeps running)"
 wedge=$(harness_wedge_file "$worker")
 touch -- "$wedge"
 start=$(harness_now_us)
+# The restarted worker must run normally: remove the wedge as soon as the
+# death is recorded (a loop of its own: the status polling below can take
+# longer than RestartSec= on a loaded machine).
+(
+  until (($(harness_death_count "$worker") > 0)); do sleep 0.02; done
+  rm -f -- "$wedge"
+) &
 last=""
 while :; do
   state="$(harness_prop "$worker" ActiveState)/$(harness_prop "$worker" SubState)"
   if [[ $state != "$last" ]]; then
     printf '  +%5d ms  %-28s %s\n' "$(harness_ms_since "$start")" "$worker" "$state"
     last=$state
-  fi
-  if [[ -e $wedge ]] && (($(harness_death_count "$worker") > 0)); then
-    rm -f -- "$wedge" # the restarted worker runs normally
   fi
   if [[ ! -e $wedge && $state == active/running ]] && harness_prop_is "$worker" NRestarts 1; then
     break
@@ -181,5 +186,15 @@ for unit in "${units[@]}"; do
   printf '  %-28s %s, last death: %s\n' "$unit" "$(harness_prop "$unit" ActiveState)" \
     "$(harness_deaths "$unit" | tail -n 1)"
 done
+
+# One timeline per fault, drawn from the recorded logs (tests/e2e/timeline.py):
+# the fault, the last keepalive, the manager's kill, the restart, the lease
+# released, the standby leading; its .txt twin lists the same events.
+say "Timelines: one SVG per fault, times in ms from the fault"
+harness_timelines
+for svg in "$HARNESS_LOG_DIR"/timeline-*.svg; do
+  [[ -e $svg ]] || { echo "  (no timeline was drawn: see $HARNESS_LOG_DIR/recorder.err)"; break; }
+  printf '  build/demo-logs/%s: %s\n' "$(basename -- "$svg")" "$(head -n 1 -- "${svg%.svg}.txt")"
+done
 echo
-echo "Logs: build/demo-logs (unit output, deaths, manager log). Tests: scripts/test.sh"
+echo "Logs: build/demo-logs (unit output, deaths, manager log, events.tsv, timelines). Tests: scripts/test.sh"

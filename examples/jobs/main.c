@@ -3,11 +3,13 @@
  * sdlive-jobs: what the store says about the job runs, for operators and
  * scripts, cheap enough to poll: one aggregate query per listed run, one
  * for the oldest in-flight job, one for the lease. Never writes. Output is
- * one line per fact, key=value, documented in sdlive-jobs(8).
+ * one line per fact, key=value, documented in sdlive-jobs(8); with --watch,
+ * a table redrawn once a second (watch.c).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -15,9 +17,11 @@
 #include "cli.h"
 #include "log.h"
 #include "store.h"
+#include "watch.h"
 
 #define RUNS_DEFAULT 10
 #define RUNS_MAX 1000
+#define COUNT_MAX 1000000
 
 static void usage(void) {
         printf("Usage: sdlive-jobs --store URL [option ...]\n"
@@ -26,10 +30,12 @@ static void usage(void) {
                "  --store URL      sqlite:/path/to/file.db or postgresql:<conninfo>\n"
                "  --runs N         newest runs to list (default %d; 1 to %d)\n"
                "  --lease NAME     lease whose holder to show (default cluster)\n"
+               "  --watch          redraw once a second: counts, jobs/s, a progress bar per run\n"
+               "  --count N        with --watch: stop after N frames (1 to %d; default: on Ctrl-C)\n"
                "  -h, --help       this help\n"
                "  -V, --version    version\n\n"
                "Exit status: 0 shown, 1 the store could not be read, 2 bad usage.\n",
-               RUNS_DEFAULT, RUNS_MAX);
+               RUNS_DEFAULT, RUNS_MAX, COUNT_MAX);
 }
 
 static int64_t wall_usec(void) {
@@ -89,12 +95,16 @@ int main(int argc, char **argv) {
                 { "store", required_argument, NULL, 's' },
                 { "runs", required_argument, NULL, 'n' },
                 { "lease", required_argument, NULL, 'l' },
+                { "watch", no_argument, NULL, 'w' },
+                { "count", required_argument, NULL, 'c' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
         const char *url = NULL, *lease = "cluster";
         size_t runs = RUNS_DEFAULT;
+        unsigned count = 0;
+        bool watch = false;
         struct store *s;
         int c, r;
 
@@ -103,17 +113,21 @@ int main(int argc, char **argv) {
                 case 's': url = cli_text("--store", optarg, 4096); break;
                 case 'n': runs = (size_t) cli_number("--runs", optarg, 1, RUNS_MAX); break;
                 case 'l': lease = cli_text("--lease", optarg, STORE_NAME_MAX); break;
+                case 'w': watch = true; break;
+                case 'c': count = (unsigned) cli_number("--count", optarg, 1, COUNT_MAX); break;
                 default: cli_common_option(c, argc, argv, usage);
                 }
         }
         cli_no_operands(argc, argv);
         if (!url)
                 cli_usage_error("--store is required");
+        if (count && !watch)
+                cli_usage_error("--count needs --watch");
         if (store_open_readonly(url, &s) < 0) {
                 log_error("sdlive-jobs: %s", store_errmsg(NULL));
                 return 1;
         }
-        r = show(s, runs, lease);
+        r = watch ? watch_runs(s, runs, lease, count) : show(s, runs, lease);
         store_close(s);
         return r;
 }

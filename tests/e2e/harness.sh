@@ -382,6 +382,7 @@ harness_start() {
   mkdir -p -- "$HARNESS_UNIT_HOME"
 
   harness_install_build
+  harness_recorder_start
   harness_manager_start
 }
 
@@ -466,8 +467,49 @@ harness_teardown() {
     fi
   fi
   [[ -n ${HARNESS_SCRIPT_PID:-} ]] && wait "$HARNESS_SCRIPT_PID" 2>/dev/null
+  harness_timelines
   for ((i = ${#HARNESS_MOUNTS[@]} - 1; i >= 0; i--)); do
     umount -l -- "${HARNESS_MOUNTS[i]}" 2>/dev/null
   done
   exit "$rc"
+}
+
+# --- timelines ------------------------------------------------------------------
+
+HARNESS_SOURCE_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+
+# The timeline recorder (timeline-recorder.py): stamps every line the
+# manager, the units and the death records write, and every fault switch
+# created or removed, into $HARNESS_LOG_DIR/events.tsv. Without Debian's
+# python3 there is no recorder and no timeline, and the run says so.
+harness_recorder_start() {
+  if [[ ! -x /usr/bin/python3 ]]; then
+    harness_log "no /usr/bin/python3: no timeline for this run"
+    return 0
+  fi
+  : >"$HARNESS_LOG_DIR/events.tsv"
+  setpriv --pdeathsig TERM /usr/bin/python3 "$HARNESS_SOURCE_DIR/timeline-recorder.py" \
+    "$HARNESS_LOG_DIR" "$HARNESS_WEDGE_DIR" 2>>"$HARNESS_LOG_DIR/recorder.err" &
+  HARNESS_RECORDER_PID=$!
+}
+
+# harness_event <unit> <text>: a scenario's own mark on the timeline (e.g.
+# "fault: SIGKILL" just before it kills), stamped now.
+harness_event() {
+  [[ -n ${HARNESS_RECORDER_PID:-} ]] || return 0
+  printf '%s\tscenario\t%s: %s\n' "$(harness_now_us)" "$1" "$2" >>"$HARNESS_LOG_DIR/events.tsv"
+}
+
+# At teardown, once the manager is gone: stops the recorder and draws one
+# SVG timeline per injected fault beside the logs (timeline.py), listing
+# each. Never fails the run.
+harness_timelines() {
+  [[ -n ${HARNESS_RECORDER_PID:-} ]] || return 0
+  kill -TERM "$HARNESS_RECORDER_PID" 2>/dev/null
+  wait "$HARNESS_RECORDER_PID" 2>/dev/null
+  HARNESS_RECORDER_PID=
+  local svg
+  while read -r svg; do
+    harness_log "timeline: $svg"
+  done < <(/usr/bin/python3 "$HARNESS_SOURCE_DIR/timeline.py" "$HARNESS_LOG_DIR" 2>>"$HARNESS_LOG_DIR/recorder.err")
 }

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* Text and JSON reports of the findings. */
+#include <inttypes.h>
+#include <json.h>
+#include <string.h>
+
+#include "report.h"
+
+static const char *pets_name(enum binary_pets pets) {
+        return pets == PETS_YES ? "yes" : pets == PETS_NO ? "no" : "unknown";
+}
+
+void report_text(FILE *out, const struct lint_subject *s) {
+        const char *name = s->unit && s->unit->name ? s->unit->name : "?";
+        char why[512];
+        bool counted = false;
+
+        for (int i = 0; i < s->n_findings; i++) {
+                const struct finding *f = &s->findings[i];
+
+                fprintf(out, "%s: %s %s: %s: %s (fix: %s)\n", name, f->code, severity_name(f->severity), f->title,
+                        f->evidence, f->fix);
+                counted |= f->severity != SEVERITY_INFO;
+        }
+        if (counted || !s->binary || !s->unit)
+                return;
+        enum binary_pets pets = binary_pets(s->binary, why, sizeof(why));
+        fprintf(out, "%s: ok: %s, pets: %s (%s)", name,
+                s->unit->watchdog_set ? "armed" : "not armed", pets_name(pets), why);
+        if (s->probe && s->probe->started)
+                fprintf(out, "; probe: %" PRIu64 " keepalives, largest gap %" PRIu64 " ms, READY=1 %s", s->probe->keepalives,
+                        s->probe->max_gap_usec / 1000, s->probe->ready ? "yes" : "no");
+        fputc('\n', out);
+}
+
+struct json_object *report_json_begin(void) { return json_object_new_array(); }
+
+#define ADD(obj, key, value)                                                                                  \
+        do {                                                                                                  \
+                struct json_object *v_ = (value);                                                             \
+                if (json_object_object_add((obj), (key), v_) < 0) {                                           \
+                        json_object_put(v_);                                                                  \
+                        goto oom;                                                                             \
+                }                                                                                             \
+        } while (0)
+
+static struct json_object *probe_json(const struct lint_subject *s) {
+        const struct probe_result *p = s->probe;
+        struct json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        ADD(o, "started", json_object_new_boolean(p->started));
+        if (!p->started) {
+                ADD(o, "error", json_object_new_string(p->error));
+                return o;
+        }
+        ADD(o, "watchdog_usec", s->probe_watchdog_usec ? json_object_new_int64((int64_t) s->probe_watchdog_usec) : NULL);
+        ADD(o, "duration_ms", json_object_new_int64((int64_t) (p->duration_usec / 1000)));
+        ADD(o, "main_pid", json_object_new_int(p->main_pid));
+        ADD(o, "exited", json_object_new_boolean(p->exited));
+        ADD(o, "ready", json_object_new_boolean(p->ready));
+        ADD(o, "ready_ms", p->ready ? json_object_new_int64((int64_t) (p->ready_usec / 1000)) : NULL);
+        ADD(o, "ready_foreign_pid", p->ready_foreign ? json_object_new_int(p->ready_foreign_pid) : NULL);
+        ADD(o, "keepalives", json_object_new_int64((int64_t) p->keepalives));
+        ADD(o, "keepalives_from_children", json_object_new_int64((int64_t) p->keepalives_child));
+        ADD(o, "keepalives_ignored", json_object_new_int64((int64_t) p->keepalives_ignored));
+        ADD(o, "max_gap_ms", json_object_new_int64((int64_t) (p->max_gap_usec / 1000)));
+        ADD(o, "median_gap_ms", json_object_new_int64((int64_t) (probe_median_gap(p) / 1000)));
+        ADD(o, "status", json_object_new_string(p->status));
+        ADD(o, "messages", json_object_new_int64((int64_t) p->messages));
+        return o;
+oom:
+        json_object_put(o);
+        return NULL;
+}
+
+static struct json_object *binary_json(const struct binary *b) {
+        struct json_object *o = json_object_new_object();
+        char why[512];
+        enum binary_pets pets = binary_pets(b, why, sizeof(why));
+
+        if (!o)
+                return NULL;
+        ADD(o, "path", json_object_new_string(b->path));
+        ADD(o, "kind", json_object_new_string(binary_kind_name(b->kind)));
+        ADD(o, "imports", json_object_new_string(b->imports));
+        ADD(o, "links_libsystemd", json_object_new_boolean(b->links_libsystemd));
+        ADD(o, "links_libsdlive", json_object_new_boolean(b->links_libsdlive));
+        ADD(o, "private_library", b->private_notify ? json_object_new_string(b->private_lib) : NULL);
+        ADD(o, "pets", json_object_new_string(pets_name(pets)));
+        ADD(o, "evidence", json_object_new_string(why));
+        return o;
+oom:
+        json_object_put(o);
+        return NULL;
+}
+
+int report_json_add(struct json_object *all, const struct lint_subject *s, const char *name) {
+        struct json_object *o = json_object_new_object(), *findings = NULL, *files = NULL;
+        const struct unit *u = s->unit;
+
+        if (!o)
+                return -1;
+        ADD(o, "unit", json_object_new_string(u && u->name ? u->name : name));
+        if (u && u->name) {
+                ADD(o, "files", files = json_object_new_array());
+                for (size_t i = 0; i < u->n_files; i++)
+                        if (json_object_array_add(files, json_object_new_string(u->files[i])) < 0)
+                                goto oom;
+                ADD(o, "type", json_object_new_string(unit_type(u)));
+                ADD(o, "notify_access", json_object_new_string(unit_notify_access(u)));
+                ADD(o, "watchdog_usec", u->watchdog_set ? json_object_new_int64((int64_t) u->watchdog_usec) : NULL);
+                ADD(o, "restart", json_object_new_string(unit_restart(u)));
+                ADD(o, "timeout_start_usec", unit_timeout_start(u) == UNIT_INFINITY
+                                                     ? NULL
+                                                     : json_object_new_int64((int64_t) unit_timeout_start(u)));
+        }
+        if (s->binary)
+                ADD(o, "binary", binary_json(s->binary));
+        if (s->probe)
+                ADD(o, "probe", probe_json(s));
+        ADD(o, "findings", findings = json_object_new_array());
+        for (int i = 0; i < s->n_findings; i++) {
+                const struct finding *f = &s->findings[i];
+                struct json_object *x = json_object_new_object();
+
+                if (!x || json_object_array_add(findings, x) < 0) {
+                        json_object_put(x);
+                        goto oom;
+                }
+                ADD(x, "code", json_object_new_string(f->code));
+                ADD(x, "severity", json_object_new_string(severity_name(f->severity)));
+                ADD(x, "title", json_object_new_string(f->title));
+                ADD(x, "evidence", json_object_new_string(f->evidence));
+                ADD(x, "fix", json_object_new_string(f->fix));
+        }
+        if (json_object_array_add(all, o) < 0)
+                goto oom;
+        return 0;
+oom:
+        json_object_put(o);
+        return -1;
+}
+
+int report_json_end(FILE *out, struct json_object *all) {
+        const char *text = json_object_to_json_string_ext(all, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        int r = text && fprintf(out, "%s\n", text) >= 0 ? 0 : -1;
+
+        json_object_put(all);
+        return r;
+}

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a service unit and its drop-ins the way the manager merges them:
+ * the unit file first, then every "*.conf" of the drop-in directories in
+ * file-name order (a name in a directory of higher priority masks the same
+ * name in a lower one); a later assignment overrides an earlier one, and an
+ * empty assignment resets a list (ExecStart=, Environment=, ...).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "words.h"
+
+/* The manager's system unit directories, highest priority first. */
+static const char *const unit_dirs[] = {
+        "/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system",
+        "/lib/systemd/system", "/usr/lib/systemd/system",
+};
+#define N_UNIT_DIRS (sizeof(unit_dirs) / sizeof(unit_dirs[0]))
+
+static void set_err(char *err, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t size, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(err, size, format, ap);
+        va_end(ap);
+}
+
+static void list_reset(struct unit_list *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->items[i]);
+        free(l->items);
+        l->items = NULL;
+        l->n = 0;
+}
+
+static int list_add(struct unit_list *l, const char *item) {
+        char **items;
+
+        if (l->n >= UNIT_LIST_MAX)
+                return -1;
+        items = realloc(l->items, (l->n + 1) * sizeof(*items));
+        if (!items)
+                return -1;
+        l->items = items;
+        if (!(l->items[l->n] = strdup(item)))
+                return -1;
+        l->n++;
+        return 0;
+}
+
+static int set_text(char **field, const char *value) {
+        free(*field);
+        *field = NULL;
+        if (!*value)
+                return 0;
+        return (*field = strdup(value)) ? 0 : -1;
+}
+
+/* Adds the words of value to l (an empty value resets l); prefix, if not
+ * NULL, goes before each word ("state=" ...). */
+static int list_add_words(const struct unit *u, struct unit_list *l, const char *value, const char *prefix) {
+        char *words[UNIT_LIST_MAX];
+        int n, r = 0;
+
+        if (!*value) {
+                list_reset(l);
+                return 0;
+        }
+        n = words_split(u, value, words, UNIT_LIST_MAX, false);
+        if (n < 0)
+                return -1;
+        for (int i = 0; i < n; i++) {
+                char item[4096];
+
+                if (r == 0 && snprintf(item, sizeof(item), "%s%s", prefix ? prefix : "", words[i]) >= (int) sizeof(item))
+                        r = -1;
+                if (r == 0)
+                        r = list_add(l, item);
+                free(words[i]);
+        }
+        return r;
+}
+
+static int assign(struct unit *u, const char *key, const char *value, char *err, size_t err_size) {
+        static const char *const dir_keys[] = { "StateDirectory", "RuntimeDirectory", "CacheDirectory",
+                                                "LogsDirectory", "ConfigurationDirectory" };
+        int r = 0;
+
+        if (!strcmp(key, "Type"))
+                r = set_text(&u->type, value);
+        else if (!strcmp(key, "BusName"))
+                u->has_bus_name = *value != '\0';
+        else if (!strcmp(key, "Sockets"))
+                u->has_sockets = *value != '\0';
+        else if (!strcmp(key, "NotifyAccess"))
+                r = set_text(&u->notify_access, value);
+        else if (!strcmp(key, "Restart"))
+                r = set_text(&u->restart, value);
+        else if (!strcmp(key, "WatchdogSignal"))
+                r = set_text(&u->watchdog_signal, value);
+        else if (!strcmp(key, "WatchdogSec")) {
+                uint64_t usec = 0;
+
+                if (*value && unit_parse_timespan(value, &usec) < 0) {
+                        set_err(err, err_size, "WatchdogSec=%s is not a time span", value);
+                        return -1;
+                }
+                u->watchdog_set = usec != 0 && usec != UNIT_INFINITY;
+                u->watchdog_usec = u->watchdog_set ? usec : 0;
+        } else if (!strcmp(key, "TimeoutStartSec") || !strcmp(key, "TimeoutSec")) {
+                uint64_t usec = 0;
+
+                if (!*value) {
+                        u->timeout_start_set = false;
+                        return 0;
+                }
+                if (unit_parse_timespan(value, &usec) < 0) {
+                        set_err(err, err_size, "%s=%s is not a time span", key, value);
+                        return -1;
+                }
+                u->timeout_start_set = true;
+                u->timeout_start_usec = usec == 0 ? UNIT_INFINITY : usec;
+        } else if (!strcmp(key, "ExecStart")) {
+                if (!*value)
+                        list_reset(&u->exec_start);
+                else
+                        r = list_add(&u->exec_start, value);
+        } else if (!strcmp(key, "RestartPreventExitStatus"))
+                r = list_add_words(u, &u->restart_prevent, value, NULL);
+        else if (!strcmp(key, "Environment"))
+                r = list_add_words(u, &u->environment, value, NULL);
+        else
+                for (size_t i = 0; i < sizeof(dir_keys) / sizeof(dir_keys[0]); i++)
+                        if (!strcmp(key, dir_keys[i])) {
+                                char prefix[64];
+
+                                snprintf(prefix, sizeof(prefix), "%s=", dir_keys[i]);
+                                r = list_add_words(u, &u->state_dirs, value, prefix);
+                        }
+        if (r < 0)
+                set_err(err, err_size, "%s=: bad quoting, out of memory or more than %d entries", key,
+                        UNIT_LIST_MAX);
+        return r;
+}
+
+static char *trim(char *s) {
+        char *end;
+
+        while (*s == ' ' || *s == '\t')
+                s++;
+        end = s + strlen(s);
+        while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+                *--end = '\0';
+        return s;
+}
+
+/* Applies one file: only [Service] assignments are read. */
+static int apply_file(struct unit *u, const char *path, char *err, size_t err_size) {
+        char *line = NULL, *logical;
+        size_t cap = 0, used = 0;
+        bool service = false;
+        int r = 0, lineno = 0;
+        FILE *f = fopen(path, "re");
+
+        if (!f) {
+                set_err(err, err_size, "%s: %s", path, strerror(errno));
+                return -1;
+        }
+        if (!(logical = malloc(UNIT_LINE_MAX))) {
+                fclose(f);
+                set_err(err, err_size, "out of memory");
+                return -1;
+        }
+        while (r == 0 && getline(&line, &cap, f) >= 0) {
+                char *s = trim(line), *eq;
+                size_t len = strlen(s);
+                bool more;
+
+                lineno++;
+                if (used == 0 && (*s == '#' || *s == ';'))
+                        continue;
+                more = len > 0 && s[len - 1] == '\\';
+                if (more)
+                        s[--len] = ' ';
+                if (used + len + 1 >= UNIT_LINE_MAX) {
+                        set_err(err, err_size, "%s:%d: a line over %d bytes", path, lineno, UNIT_LINE_MAX);
+                        r = -1;
+                        break;
+                }
+                memcpy(logical + used, s, len + 1);
+                used += len;
+                if (more)
+                        continue;
+                used = 0;
+                s = trim(logical);
+                if (*s == '\0' || *s == '#' || *s == ';')
+                        continue;
+                if (*s == '[') {
+                        service = !strcmp(s, "[Service]");
+                        continue;
+                }
+                if (!service)
+                        continue;
+                if (!(eq = strchr(s, '='))) {
+                        set_err(err, err_size, "%s:%d: not an assignment: %s", path, lineno, s);
+                        r = -1;
+                        break;
+                }
+                *eq = '\0';
+                r = assign(u, trim(s), trim(eq + 1), err, err_size);
+        }
+        free(line);
+        free(logical);
+        fclose(f);
+        return r;
+}
+
+static int add_file(struct unit *u, const char *path) {
+        if (u->n_files >= UNIT_FILES_MAX)
+                return -1;
+        return (u->files[u->n_files++] = strdup(path)) ? 0 : -1;
+}
+
+static int by_basename(const void *a, const void *b) {
+        const char *x = strrchr(*(char *const *) a, '/'), *y = strrchr(*(char *const *) b, '/');
+
+        return strcmp(x ? x + 1 : *(char *const *) a, y ? y + 1 : *(char *const *) b);
+}
+
+/* Adds dir/"*.conf" to u->files unless a file of that name is there already
+ * (from a directory of higher priority). */
+static int collect_dropins(struct unit *u, const char *dir) {
+        struct dirent *e;
+        DIR *d = opendir(dir);
+        int r = 0;
+
+        if (!d)
+                return 0;
+        while (r == 0 && (e = readdir(d))) {
+                size_t len = strlen(e->d_name);
+                char path[4096];
+                bool seen = false;
+
+                if (len < 6 || strcmp(e->d_name + len - 5, ".conf"))
+                        continue;
+                for (size_t i = 1; i < u->n_files; i++)
+                        seen |= !strcmp(strrchr(u->files[i], '/') + 1, e->d_name);
+                if (seen)
+                        continue;
+                if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int) sizeof(path))
+                        r = -1;
+                else
+                        r = add_file(u, path);
+        }
+        closedir(d);
+        return r;
+}
+
+static int set_names(struct unit *u, const char *name) {
+        const char *at = strchr(name, '@'), *dot = strrchr(name, '.');
+
+        if (!(u->name = strdup(name)))
+                return -1;
+        if (at && dot && dot > at + 1 && !(u->instance = strndup(at + 1, (size_t) (dot - at - 1))))
+                return -1;
+        return 0;
+}
+
+/* The unit file of a name under root: the name itself, else its template. */
+static int find_unit_file(const char *name, const char *root, char *path, size_t size) {
+        char template[512];
+        const char *at = strchr(name, '@'), *dot = strrchr(name, '.');
+        const char *candidates[2] = { name, NULL };
+
+        if (at && dot && dot > at + 1 && (size_t) (at - name) + strlen(dot) + 2 < sizeof(template)) {
+                snprintf(template, sizeof(template), "%.*s@%s", (int) (at - name), name, dot);
+                candidates[1] = template;
+        }
+        for (size_t c = 0; c < 2 && candidates[c]; c++)
+                for (size_t i = 0; i < N_UNIT_DIRS; i++) {
+                        struct stat st;
+
+                        snprintf(path, size, "%s%s/%s", root, unit_dirs[i], candidates[c]);
+                        if (lstat(path, &st) == 0)
+                                return 0;
+                }
+        return -1;
+}
+
+static int load_by_name(const char *name, const char *root, struct unit *u, char *err, size_t err_size) {
+        char path[4096], real[4096], dir[4096], template[512];
+        const char *at = strchr(name, '@'), *dot = strrchr(name, '.');
+        const char *levels[4];
+        size_t n_levels = 0;
+
+        if (find_unit_file(name, root, path, sizeof(path)) < 0) {
+                set_err(err, err_size, "%s: no such unit under %s (%s, ...)", name, *root ? root : "/", unit_dirs[0]);
+                return -1;
+        }
+        if (!realpath(path, real)) {
+                set_err(err, err_size, "%s: %s", path, strerror(errno));
+                return -1;
+        }
+        if (!strcmp(real, "/dev/null")) {
+                set_err(err, err_size, "%s: masked (%s links to /dev/null)", name, path);
+                return -1;
+        }
+        if (set_names(u, name) < 0 || add_file(u, real) < 0)
+                goto oom;
+        /* Drop-in levels, least specific first: "service.d", the template,
+         * an alias's target, the name itself. */
+        if (dot)
+                levels[n_levels++] = dot + 1;
+        if (at && dot && dot > at + 1) {
+                snprintf(template, sizeof(template), "%.*s@%s", (int) (at - name), name, dot);
+                levels[n_levels++] = template;
+        }
+        if (strcmp(strrchr(real, '/') + 1, name) && strcmp(strrchr(real, '/') + 1, levels[n_levels - 1]))
+                levels[n_levels++] = strrchr(real, '/') + 1;
+        levels[n_levels++] = name;
+        for (size_t l = 0; l < n_levels; l++)
+                for (size_t i = 0; i < N_UNIT_DIRS; i++) {
+                        snprintf(dir, sizeof(dir), "%s%s/%s.d", root, unit_dirs[i], levels[l]);
+                        if (collect_dropins(u, dir) < 0)
+                                goto oom;
+                }
+        return 0;
+oom:
+        set_err(err, err_size, "%s: out of memory or more than %d drop-ins", name, UNIT_FILES_MAX - 1);
+        return -1;
+}
+
+int unit_load(const char *spec, const char *root, struct unit *u, char *err, size_t err_size) {
+        char dir[4096];
+
+        memset(u, 0, sizeof(*u));
+        if (!root)
+                root = "";
+        if (strchr(spec, '/')) {
+                const char *base = strrchr(spec, '/') + 1;
+
+                if (access(spec, R_OK) < 0) {
+                        set_err(err, err_size, "%s: %s", spec, strerror(errno));
+                        return -1;
+                }
+                if (set_names(u, base) < 0 || add_file(u, spec) < 0 ||
+                    snprintf(dir, sizeof(dir), "%s.d", spec) >= (int) sizeof(dir) || collect_dropins(u, dir) < 0) {
+                        set_err(err, err_size, "%s: out of memory or too many drop-ins", spec);
+                        return -1;
+                }
+        } else if (!strchr(spec, '.')) {
+                set_err(err, err_size, "%s: not a unit name (NAME.service) nor a path", spec);
+                return -1;
+        } else if (load_by_name(spec, root, u, err, err_size) < 0)
+                return -1;
+        if (u->n_files > 2)
+                qsort(u->files + 1, u->n_files - 1, sizeof(u->files[0]), by_basename);
+        for (size_t i = 0; i < u->n_files; i++)
+                if (apply_file(u, u->files[i], err, err_size) < 0)
+                        return -1;
+        return 0;
+}
+
+void unit_free(struct unit *u) {
+        free(u->name);
+        free(u->instance);
+        for (size_t i = 0; i < u->n_files; i++)
+                free(u->files[i]);
+        free(u->type);
+        free(u->notify_access);
+        free(u->watchdog_signal);
+        free(u->restart);
+        list_reset(&u->exec_start);
+        list_reset(&u->restart_prevent);
+        list_reset(&u->environment);
+        list_reset(&u->state_dirs);
+        memset(u, 0, sizeof(*u));
+}
+
+const char *unit_type(const struct unit *u) {
+        if (u->type)
+                return u->type;
+        return u->has_bus_name ? "dbus" : "simple";
+}
+
+const char *unit_notify_access(const struct unit *u) {
+        if (u->notify_access)
+                return u->notify_access;
+        return !strcmp(unit_type(u), "notify") || u->watchdog_set ? "main" : "none";
+}
+
+const char *unit_restart(const struct unit *u) { return u->restart ? u->restart : "no"; }
+
+uint64_t unit_timeout_start(const struct unit *u) {
+        return u->timeout_start_set ? u->timeout_start_usec : 90 * UINT64_C(1000000);
+}
+
+int unit_split_words(const struct unit *u, const char *line, char **words, int max) {
+        return words_split(u, line, words, max, true);
+}
