@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -244,6 +245,42 @@ static void test_lost_keepalive_expires_after_deadline(void **state) {
         etcd_client_close(b);
 }
 
+/* Puts key = bytes value bytes long (of ch) with etcdctl, as a foreign
+ * writer could. */
+static void put_foreign(const char *key, char ch, size_t bytes) {
+        char cmd[1024];
+
+        snprintf(cmd, sizeof(cmd),
+                 "head -c %zu /dev/zero | tr '\\0' '%c' | ETCDCTL_API=3 etcdctl --endpoints=%s put %s "
+                 ">/dev/null",
+                 bytes, ch, etcd_env.endpoints, key);
+        if (system(cmd) != 0)
+                fail_msg("%s failed", cmd);
+}
+
+/* A key written by someone else with a value we would never write, or an
+ * answer past the size bound: refused as malformed, never read past. */
+static void test_hostile_values_refused(void **state) {
+        struct etcd_client *c = client_on(NULL);
+        struct etcd_lease l = grant_ok(c, 10);
+        const char *big = unique_key("big"), *huge = unique_key("huge");
+        struct etcd_holder h;
+
+        put_foreign(big, 'v', ETCD_VALUE_MAX + 1);
+        assert_int_equal(etcd_read(c, big, BUDGET, &h), -EBADMSG);
+        assert_false(h.held);
+        assert_int_equal(etcd_acquire(c, big, "node-a", l.id, BUDGET, &h), -EBADMSG);
+        put_foreign(huge, 'v', ETCD_ANSWER_MAX);
+        assert_int_equal(etcd_read(c, huge, BUDGET, &h), -EBADMSG);
+        assert_non_null(strstr(etcd_errmsg(c), "larger than"));
+        /* The client goes on working after either. */
+        put_foreign(big, 'v', ETCD_VALUE_MAX);
+        assert_int_equal(etcd_read(c, big, BUDGET, &h), 0);
+        assert_int_equal(strlen(h.value), ETCD_VALUE_MAX);
+        assert_int_equal(etcd_lease_revoke(c, l.id, BUDGET), 0);
+        etcd_client_close(c);
+}
+
 /* Bad arguments are refused before anything is sent. */
 static void test_bad_arguments(void **state) {
         struct etcd_client *c = NULL, *ok;
@@ -283,6 +320,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_token_strictly_increasing),
                 cmocka_unit_test(test_lost_lease_revoked_wakes_standby),
                 cmocka_unit_test(test_lost_keepalive_expires_after_deadline),
+                cmocka_unit_test(test_hostile_values_refused),
                 cmocka_unit_test(test_bad_arguments),
         };
 
