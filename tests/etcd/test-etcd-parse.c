@@ -166,6 +166,8 @@ static void test_garbage_answers(void **state) {
                 {KEEPALIVE, "{\"result\":{" HDR ",\"TTL\":\"5\"}}"},          /* no ID */
                 {KEEPALIVE, "{\"result\":{" HDR ",\"ID\":\"42\",\"TTL\":\"five\"}}"},
                 {KEEPALIVE, "{\"result\":{" HDR ",\"ID\":\"42\",\"TTL\":\"-5\"}}"},
+                {RANGE, "{\"header\":{\"revision\":\"9223372036854775808\"}}"},  /* INT64_MAX + 1 */
+                {RANGE, "{\"header\":{\"revision\":\"9999999999999999999\"}}"},
                 {RANGE, "{" HDR ",\"kvs\":{}}"},
                 {RANGE, "{" HDR ",\"kvs\":[" KV "," KV "]}"},                 /* one key asked */
                 {RANGE, "{" HDR ",\"kvs\":[1]}"},

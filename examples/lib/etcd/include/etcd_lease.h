@@ -17,15 +17,20 @@
  * Budgets: every call that talks to etcd takes budget_usec, the longest the
  * caller lets it take, failover included. It never blocks longer (each
  * HTTP request's timeout is the rest of the budget split over the endpoints
- * not tried yet, so one silent member cannot eat all of it); it fails with
- * -ETIMEDOUT when the budget ran out with no answer. A daemon passes at
- * most what its main loop may spend (WatchdogSec/4).
+ * not tried yet in a round, so one silent member cannot eat all of it;
+ * after a round in which every endpoint failed at once it pauses 50 ms and
+ * goes round again). When the budget ran out with no answer it fails with
+ * the last endpoint's error (-ETIMEDOUT, -ECONNREFUSED, -ECONNRESET or
+ * -EAGAIN). A daemon passes at most what its main loop may spend
+ * (WatchdogSec/4).
  *
  * Return convention: < 0 is -errno, >= 0 is success, like the store:
  *   -ESTALE        the lease or the key is no longer ours (lost);
- *   -ETIMEDOUT     no answer within the budget;
- *   -ECONNREFUSED  no endpoint could be reached;
+ *   -ETIMEDOUT     no answer within the budget (or etcd's own deadline);
+ *   -ECONNREFUSED, -ECONNRESET  the endpoint could not be reached, or cut
+ *                  the connection;
  *   -EAGAIN        etcd answered that it cannot serve now (no leader ...);
+ *   -ENOENT        etcd answered that what was named does not exist;
  *   -EBADMSG       an answer that is not what etcd sends (bad JSON, missing
  *                  or mistyped fields, numbers out of range, too large);
  *   -EINVAL        bad arguments, or etcd refused the request as invalid;
