@@ -26,11 +26,15 @@ usage() { echo "usage: $0 start|endpoints|leader|stop STATE_DIR, or kill|down|up
 cmd=$1
 state_file=$2/etcd-cluster.dir
 base=${SDLIVE_ETCD_PORT_BASE:-23870}
-[[ $base =~ ^[0-9]+$ ]] && ((base >= 1024 && base <= 65000)) ||
-  { echo "etcd-cluster.sh: SDLIVE_ETCD_PORT_BASE=$base is not a port in 1024..65000" >&2; exit 2; }
+if ! [[ $base =~ ^[0-9]+$ ]] || ((base < 1024 || base > 65000)); then
+  echo "etcd-cluster.sh: SDLIVE_ETCD_PORT_BASE=$base is not a port in 1024..65000" >&2
+  exit 2
+fi
 
-command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
-  { echo "etcd-cluster.sh: etcd and etcdctl not found (install etcd-server and etcd-client)" >&2; exit 1; }
+if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
+  echo "etcd-cluster.sh: etcd and etcdctl not found (install etcd-server and etcd-client)" >&2
+  exit 1
+fi
 export ETCDCTL_API=3
 
 client_url() { echo "http://127.0.0.1:$((base + $1))"; }

@@ -127,16 +127,15 @@ static int field_base64(json_object *obj, const char *name, bool required, char 
 int etcd_parse_kv(json_object *kv, struct etcd_holder *ret) {
         char key[ETCD_KEY_MAX + 1];
         int64_t version;
-        int r;
 
         if (!json_object_is_type(kv, json_type_object))
                 return -EBADMSG;
-        if ((r = field_base64(kv, "key", true, key, ETCD_KEY_MAX)) < 0 || key[0] == '\0' ||
-            (r = field_base64(kv, "value", false, ret->value, ETCD_VALUE_MAX)) < 0 ||
-            (r = etcd_field_int64(kv, "create_revision", true, &ret->create_revision)) < 0 ||
-            (r = etcd_field_int64(kv, "mod_revision", true, &ret->mod_revision)) < 0 ||
-            (r = etcd_field_int64(kv, "version", false, &version)) < 0 ||
-            (r = etcd_field_int64(kv, "lease", false, &ret->lease)) < 0)
+        if (field_base64(kv, "key", true, key, ETCD_KEY_MAX) < 0 || key[0] == '\0' ||
+            field_base64(kv, "value", false, ret->value, ETCD_VALUE_MAX) < 0 ||
+            etcd_field_int64(kv, "create_revision", true, &ret->create_revision) < 0 ||
+            etcd_field_int64(kv, "mod_revision", true, &ret->mod_revision) < 0 ||
+            etcd_field_int64(kv, "version", false, &version) < 0 ||
+            etcd_field_int64(kv, "lease", false, &ret->lease) < 0)
                 return -EBADMSG;
         if (ret->create_revision <= 0 || ret->mod_revision < ret->create_revision)
                 return -EBADMSG;
