@@ -39,6 +39,7 @@ PARTS = {
     "frame": {"monotonic"},
     "tls": {"frame", "monotonic"},
     "store": {"monotonic"},
+    "etcd": {"monotonic"},
     "common": {"monotonic", "sdlive"},
     "coordinator": {"store", "frame", "tls", "common", "monotonic", "sdlive"},
 }

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* The etcd lease when etcd itself fails: a member killed (the client fails
+ * over), a member silent (its share of the budget, then the next), the
+ * etcd leader killed (our lease survives), quorum lost (every call fails
+ * within its budget; the lease survives when quorum returns within its
+ * TTL). Each case brings the cluster back before it ends.
+ * test-etcd-faults ETCD_CLUSTER_SH STATE_DIR */
+#include "etcd-test.h"
+#include "monotonic.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* The endpoints with member first, then the other two. */
+static const char *endpoints_from(int first) {
+        static char list[512];
+
+        snprintf(list, sizeof(list), "%s,%s,%s", etcd_env.member[first],
+                 etcd_env.member[(first + 1) % 3], etcd_env.member[(first + 2) % 3]);
+        return list;
+}
+
+static int a_follower(void) {
+        return (etcd_cluster_leader() + 1) % 3;
+}
+
+static void test_member_killed_fails_over(void **state) {
+        int f = a_follower();
+        struct etcd_client *c = client_on(endpoints_from(f));
+        struct etcd_lease l = grant_ok(c, 10), ka;
+        const char *key = unique_key("killed");
+        struct etcd_holder h, read;
+        int64_t start, took;
+
+        assert_int_equal(etcd_acquire(c, key, "node-a", l.id, BUDGET, &h), 1);
+        assert_string_equal(etcd_current_endpoint(c), etcd_env.member[f]);
+        etcd_cluster("kill", f);
+
+        start = monotonic_ms();
+        assert_int_equal(etcd_lease_keepalive(c, l.id, 2 * SEC, &ka), 0);
+        took = monotonic_ms() - start;
+        printf("keep-alive failed over from a killed member in %lld ms\n", (long long) took);
+        assert_true(took < 1000);
+        assert_string_not_equal(etcd_current_endpoint(c), etcd_env.member[f]);
+        assert_int_equal(etcd_read(c, key, BUDGET, &read), 0);
+        assert_int_equal(read.create_revision, h.create_revision);
+
+        etcd_cluster("up", f);
+        assert_int_equal(etcd_release(c, key, h.create_revision, l.id, BUDGET), 0);
+        etcd_client_close(c);
+}
+
+/* A member that accepts connections and never answers gets its share of
+ * the budget (a third, with three endpoints), then the next one answers. */
+static void test_silent_member_gets_its_share(void **state) {
+        int f = a_follower();
+        struct etcd_client *c = client_on(endpoints_from(f)), *other = client_on(NULL);
+        struct etcd_lease l = grant_ok(other, 10), ka;
+        int64_t start, took;
+
+        etcd_cluster("pause", f);
+        start = monotonic_ms();
+        assert_int_equal(etcd_lease_keepalive(c, l.id, 1500 * MS, &ka), 0);
+        took = monotonic_ms() - start;
+        etcd_cluster("resume", f);
+        printf("keep-alive past a silent member in %lld ms (budget 1500 ms, its share 500 ms)\n",
+               (long long) took);
+        assert_true(took >= 490);
+        assert_true(took < 1500 + SLACK_MS);
+        assert_string_not_equal(etcd_current_endpoint(c), etcd_env.member[f]);
+
+        /* Only a silent member: the call ends with its budget. */
+        etcd_cluster("pause", f);
+        etcd_client_close(c);
+        c = client_on(etcd_env.member[f]);
+        start = monotonic_ms();
+        assert_int_equal(etcd_lease_keepalive(c, l.id, 700 * MS, &ka), -ETIMEDOUT);
+        took = monotonic_ms() - start;
+        etcd_cluster("resume", f);
+        assert_true(took >= 690 && took < 700 + SLACK_MS);
+        assert_int_equal(etcd_lease_revoke(other, l.id, BUDGET), 0);
+        etcd_client_close(c);
+        etcd_client_close(other);
+}
+
+/* etcd's own leader dies: after its election our lease is still there,
+ * with the same token; no spurious loss. */
+static void test_etcd_leader_killed_keeps_lease(void **state) {
+        int leader = etcd_cluster_leader();
+        struct etcd_client *c = client_on(endpoints_from(leader));
+        struct etcd_lease l = grant_ok(c, 5), ka;
+        const char *key = unique_key("leader-killed");
+        struct etcd_holder h, read;
+        int64_t start, took;
+
+        assert_int_equal(etcd_acquire(c, key, "node-a", l.id, BUDGET, &h), 1);
+        etcd_cluster("kill", leader);
+        start = monotonic_ms();
+        assert_int_equal(etcd_lease_keepalive(c, l.id, BUDGET, &ka), 0);
+        took = monotonic_ms() - start;
+        printf("keep-alive answered %lld ms after the etcd leader was killed\n", (long long) took);
+        assert_true(ka.ttl_sec == l.ttl_sec);
+        assert_int_equal(etcd_read(c, key, BUDGET, &read), 0);
+        assert_true(read.held);
+        assert_int_equal(read.create_revision, h.create_revision);
+        assert_int_equal(read.lease, l.id);
+
+        etcd_cluster("up", leader);
+        assert_int_equal(etcd_release(c, key, h.create_revision, l.id, BUDGET), 0);
+        etcd_client_close(c);
+}
+
+/* Two members of three stopped: no call can succeed, and none waits past
+ * its budget; when quorum returns the lease is still ours. */
+static void test_quorum_lost_fails_within_budget(void **state) {
+        struct etcd_client *c = client_on(NULL), *b = client_on(NULL);
+        struct etcd_lease l = grant_ok(c, 15), lb = grant_ok(b, 15), ka, g;
+        const char *key = unique_key("quorum");
+        struct etcd_holder h, seen;
+        int64_t start, took;
+        int r;
+
+        assert_int_equal(etcd_acquire(c, key, "node-a", l.id, BUDGET, &h), 1);
+        etcd_cluster("down", 1);
+        etcd_cluster("down", 2);
+        /* An etcd leader renews leases on its own, without a round of
+         * consensus: until it notices that it lost its quorum (one
+         * election timeout, 500 ms here) it may still answer a keep-alive.
+         * That answer is safe: no other member can expire the lease
+         * without being elected, and a new leader extends every lease by
+         * its whole TTL. Then it steps down and everything fails. */
+        r = etcd_lease_keepalive(c, l.id, 1 * SEC, &ka);
+        printf("keep-alive just after two members stopped: %d\n", r);
+        sleep_ms(1000);
+
+        start = monotonic_ms();
+        r = etcd_lease_keepalive(c, l.id, 1 * SEC, &ka);
+        took = monotonic_ms() - start;
+        printf("keep-alive without quorum: %d after %lld ms (budget 1000 ms)\n", r, (long long) took);
+        assert_true(r < 0 && r != -ESTALE);
+        assert_true(took < 1000 + SLACK_MS);
+
+        start = monotonic_ms();
+        r = etcd_acquire(b, key, "node-b", lb.id, 1 * SEC, &seen);
+        took = monotonic_ms() - start;
+        printf("acquire without quorum: %d after %lld ms (budget 1000 ms)\n", r, (long long) took);
+        assert_true(r < 0);
+        assert_true(took < 1000 + SLACK_MS);
+
+        start = monotonic_ms();
+        assert_true(etcd_read(b, key, 1 * SEC, &seen) < 0);
+        assert_true(etcd_lease_grant(b, 5, 1 * SEC, &g) < 0);
+        assert_true(monotonic_ms() - start < 2000 + SLACK_MS);
+
+        etcd_cluster("up", 1);
+        etcd_cluster("up", 2);
+        assert_int_equal(etcd_lease_keepalive(c, l.id, BUDGET, &ka), 0);
+        assert_int_equal(etcd_acquire(b, key, "node-b", lb.id, BUDGET, &seen), 0);
+        assert_int_equal(seen.create_revision, h.create_revision);
+        assert_int_equal(etcd_release(c, key, h.create_revision, l.id, BUDGET), 0);
+        assert_int_equal(etcd_lease_revoke(b, lb.id, BUDGET), 0);
+        etcd_client_close(c);
+        etcd_client_close(b);
+}
+
+int main(int argc, char **argv) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_member_killed_fails_over),
+                cmocka_unit_test(test_silent_member_gets_its_share),
+                cmocka_unit_test(test_etcd_leader_killed_keeps_lease),
+                cmocka_unit_test(test_quorum_lost_fails_within_budget),
+        };
+
+        etcd_env_init(argc, argv);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/* The client against a hostile "etcd": a loopback server that answers what
+ * etcd never would (garbage, an endless body, HTML errors, a trickle, a
+ * watch stream without line ends). Every such answer is refused within
+ * the budget and bounded in memory; an UNAVAILABLE answer moves to the next
+ * endpoint, an INVALID_ARGUMENT one does not. */
+#include "etcd_lease.h"
+#include "monotonic.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define BIG (100 * 1024) /* past ETCD_ANSWER_MAX */
+
+struct fake {
+        int listen_fd;
+        int port;
+        pthread_t thread;
+        const char *head;       /* status line and headers, "\r\n\r\n" included */
+        const char *body;       /* NULL: BIG bytes of body_fill */
+        char body_fill;
+        int trickle_ms;         /* > 0: one byte of the answer per trickle_ms */
+        int hold_ms;            /* keep the connection open this long after answering */
+        atomic_int requests;
+        atomic_bool stop;
+        char url[64];
+};
+
+/* Reads one request: headers, then Content-Length bytes of body. */
+static void read_request(int fd) {
+        char buf[8192];
+        size_t len = 0;
+        char *end, *cl;
+        ssize_t n;
+        long body = 0;
+
+        while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
+                len += (size_t) n;
+                buf[len] = '\0';
+                if ((end = strstr(buf, "\r\n\r\n"))) {
+                        cl = strcasestr(buf, "Content-Length:");
+                        body = cl ? strtol(cl + 15, NULL, 10) : 0;
+                        if ((long) (len - (size_t) (end + 4 - buf)) >= body)
+                                return;
+                }
+        }
+}
+
+static void send_all(struct fake *f, int fd, const char *p, size_t n) {
+        while (n > 0 && !f->stop) {
+                size_t chunk = f->trickle_ms > 0 ? 1 : n;
+                ssize_t w = send(fd, p, chunk, MSG_NOSIGNAL);
+
+                if (w <= 0)
+                        return;
+                p += w;
+                n -= (size_t) w;
+                if (f->trickle_ms > 0)
+                        usleep((useconds_t) f->trickle_ms * 1000);
+        }
+}
+
+static void *serve(void *arg) {
+        struct fake *f = arg;
+        static char big[BIG];
+
+        while (!f->stop) {
+                struct pollfd p = {f->listen_fd, POLLIN, 0};
+                int fd;
+
+                if (poll(&p, 1, 50) <= 0)
+                        continue;
+                fd = accept(f->listen_fd, NULL, NULL);
+                if (fd < 0)
+                        continue;
+                read_request(fd);
+                f->requests++;
+                send_all(f, fd, f->head, strlen(f->head));
+                if (f->body) {
+                        send_all(f, fd, f->body, strlen(f->body));
+                } else {
+                        memset(big, f->body_fill, sizeof(big));
+                        send_all(f, fd, big, sizeof(big));
+                }
+                for (int waited = 0; waited < f->hold_ms && !f->stop; waited += 20)
+                        usleep(20000);
+                close(fd);
+        }
+        return NULL;
+}
+
+static void fake_start(struct fake *f) {
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t alen = sizeof(a);
+
+        f->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(f->listen_fd >= 0);
+        assert_int_equal(bind(f->listen_fd, (struct sockaddr *) &a, sizeof(a)), 0);
+        assert_int_equal(listen(f->listen_fd, 8), 0);
+        assert_int_equal(getsockname(f->listen_fd, (struct sockaddr *) &a, &alen), 0);
+        f->port = ntohs(a.sin_port);
+        snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d", f->port);
+        assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
+}
+
+static void fake_stop(struct fake *f) {
+        f->stop = true;
+        pthread_join(f->thread, NULL);
+        close(f->listen_fd);
+}
+
+#define OK_HEAD "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+#define GRANT "{\"header\":{\"revision\":\"3\"},\"ID\":\"77\",\"TTL\":\"5\"}"
+
+static struct etcd_client *open_on(const char *endpoints) {
+        struct etcd_client *c;
+
+        assert_int_equal(etcd_client_open(endpoints, &c), 0);
+        return c;
+}
+
+static void test_garbage_and_errors_refused(void **state) {
+        static const struct {
+                const char *head, *body;
+                int expect;
+        } cases[] = {
+                {OK_HEAD, "not json", -EBADMSG},
+                {OK_HEAD, "{\"header\":{},\"ID\":\"77\"}", -EBADMSG},
+                {OK_HEAD, "", -EBADMSG},
+                {"HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n", "<html>no</html>", -EBADMSG},
+                {"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n",
+                 "{\"error\":\"x\",\"message\":\"bad TTL\",\"code\":3}", -EINVAL},
+                {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\n", "{\"a\":", -EBADMSG},
+        };
+        struct etcd_lease l;
+        size_t i;
+
+        for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct fake f = {.head = cases[i].head, .body = cases[i].body};
+                struct etcd_client *c;
+                int r;
+
+                fake_start(&f);
+                c = open_on(f.url);
+                r = etcd_lease_grant(c, 5, 2000 * 1000, &l);
+                if (r != cases[i].expect)
+                        fail_msg("case %zu: %d (%s), expected %d", i, r, etcd_errmsg(c), cases[i].expect);
+                /* Refused as it stands: not asked again. */
+                assert_int_equal(f.requests, 1);
+                etcd_client_close(c);
+                fake_stop(&f);
+        }
+}
+
+static void test_endless_answer_bounded(void **state) {
+        struct fake f = {.head = OK_HEAD, .body = NULL, .body_fill = ' '};
+        struct etcd_client *c;
+        struct etcd_lease l;
+
+        fake_start(&f);
+        c = open_on(f.url);
+        assert_int_equal(etcd_lease_grant(c, 5, 2000 * 1000, &l), -EBADMSG);
+        assert_non_null(strstr(etcd_errmsg(c), "larger than"));
+        etcd_client_close(c);
+        fake_stop(&f);
+}
+
+/* A server that answers a byte every 50 ms: the budget, not the server,
+ * decides when the call ends. */
+static void test_trickle_ends_with_the_budget(void **state) {
+        struct fake f = {.head = OK_HEAD, .body = GRANT, .trickle_ms = 50};
+        struct etcd_client *c;
+        struct etcd_lease l;
+        int64_t start, took;
+
+        fake_start(&f);
+        c = open_on(f.url);
+        start = monotonic_ms();
+        assert_int_equal(etcd_lease_grant(c, 5, 600 * 1000, &l), -ETIMEDOUT);
+        took = monotonic_ms() - start;
+        printf("a trickling answer ended after %lld ms (budget 600 ms)\n", (long long) took);
+        assert_true(took >= 590 && took < 1000);
+        etcd_client_close(c);
+        fake_stop(&f);
+}
+
+/* UNAVAILABLE (no leader) at the first endpoint: the next one answers. */
+static void test_unavailable_fails_over(void **state) {
+        struct fake bad = {.head = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n",
+                           .body = "{\"error\":\"etcdserver: no leader\",\"message\":"
+                                   "\"etcdserver: no leader\",\"code\":14}"};
+        struct fake good = {.head = OK_HEAD, .body = GRANT};
+        struct etcd_client *c;
+        struct etcd_lease l;
+        char list[160];
+
+        fake_start(&bad);
+        fake_start(&good);
+        snprintf(list, sizeof(list), "%s,%s", bad.url, good.url);
+        c = open_on(list);
+        assert_int_equal(etcd_lease_grant(c, 5, 2000 * 1000, &l), 0);
+        assert_int_equal(l.id, 77);
+        assert_int_equal(l.ttl_sec, 5);
+        assert_int_equal(bad.requests, 1);
+        assert_string_equal(etcd_current_endpoint(c), good.url);
+        etcd_client_close(c);
+
+        /* Only the unavailable one: rounds until the budget, then -EAGAIN. */
+        c = open_on(bad.url);
+        assert_int_equal(etcd_lease_grant(c, 5, 300 * 1000, &l), -EAGAIN);
+        assert_true(bad.requests > 2);
+        assert_non_null(strstr(etcd_errmsg(c), "no leader"));
+        etcd_client_close(c);
+        fake_stop(&bad);
+        fake_stop(&good);
+}
+
+static void test_watch_streams(void **state) {
+        struct fake del = {.head = OK_HEAD, .hold_ms = 2000,
+                           .body = "{\"result\":{\"header\":{},\"created\":true}}\n"
+                                   "{\"result\":{\"header\":{},\"events\":[{\"type\":\"DELETE\","
+                                   "\"kv\":{\"key\":\"aw==\",\"mod_revision\":\"9\"}}]}}\n"};
+        struct fake endless = {.head = OK_HEAD, .body = NULL, .body_fill = 'x', .hold_ms = 2000};
+        struct fake ends = {.head = OK_HEAD, .body = "{\"result\":{\"header\":{},\"created\":true}}\n"};
+        struct etcd_client *c;
+        struct etcd_watch *w;
+        int64_t deadline;
+        int r = 0;
+
+        fake_start(&del);
+        c = open_on(del.url);
+        assert_int_equal(etcd_watch_open(c, "k", 5, &w), 0);
+        for (deadline = monotonic_ms() + 2000; r == 0 && monotonic_ms() < deadline;)
+                r = etcd_watch_step(w, 100);
+        assert_int_equal(r, 1);
+        etcd_watch_close(w);
+        etcd_client_close(c);
+        fake_stop(&del);
+
+        /* A message that never ends is refused at the bound. */
+        fake_start(&endless);
+        c = open_on(endless.url);
+        assert_int_equal(etcd_watch_open(c, "k", 5, &w), 0);
+        for (r = 0, deadline = monotonic_ms() + 2000; r == 0 && monotonic_ms() < deadline;)
+                r = etcd_watch_step(w, 100);
+        assert_int_equal(r, -EBADMSG);
+        assert_int_equal(etcd_watch_step(w, 0), -EBADMSG);
+        etcd_watch_close(w);
+        etcd_client_close(c);
+        fake_stop(&endless);
+
+        /* A stream that ends is reported as cut, so the waiter reads again. */
+        fake_start(&ends);
+        c = open_on(ends.url);
+        assert_int_equal(etcd_watch_open(c, "k", 5, &w), 0);
+        for (r = 0, deadline = monotonic_ms() + 2000; r == 0 && monotonic_ms() < deadline;)
+                r = etcd_watch_step(w, 100);
+        assert_int_equal(r, -ECONNRESET);
+        etcd_watch_close(w);
+        etcd_client_close(c);
+        fake_stop(&ends);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_garbage_and_errors_refused),
+                cmocka_unit_test(test_endless_answer_bounded),
+                cmocka_unit_test(test_trickle_ends_with_the_budget),
+                cmocka_unit_test(test_unavailable_fails_over),
+                cmocka_unit_test(test_watch_streams),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
