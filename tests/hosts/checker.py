@@ -32,7 +32,7 @@ LEADER = re.compile(r"^leader \(generation (\d+)\)")
 DEPOSING = ("partition-host", "leader-cut-store", "asymmetric", "pause-partition", "kill-mid-write")
 CUTS = ("partition-host", "leader-cut-store", "asymmetric")
 DROPPING = ("partition-host", "leader-cut-store", "leader-cut-workers", "standby-cut-store", "asymmetric",
-            "pause-partition")
+            "pause-partition", "pg-failover-lagging")
 
 
 def load(path):
@@ -234,7 +234,7 @@ def measure_takeovers(events, r):
     for s, end, nxt in nemesis_windows(events):
         g = s.get("generation", 0)
         later = [(t, src, gen) for t, src, gen in statuses if t >= s["t"] and gen > g and (nxt is None or t < nxt)]
-        if s["name"] in DEPOSING or s["name"] == "pg-failover":
+        if s["name"] in DEPOSING or s["name"].startswith("pg-failover"):
             if later:
                 per.setdefault(s["name"], []).append(later[0][0] - s["t"])
             else:

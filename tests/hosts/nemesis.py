@@ -182,6 +182,25 @@ class Nemeses:
         self.run.rebuild_replica()
         self.end("pg-failover", target=old.host, promoted=new.host)
 
+    def pg_failover_lagging(self, rng, cfg):
+        """The replica cut from the primary for a while (asynchronous: it
+        falls behind; synchronous: the primary's commits wait), then the
+        primary killed and the lagging replica promoted."""
+        leader, gen = self.leader()
+        old, new = self.run.primary, self.run.replica
+        d = rng.uniform(1.0, 2.0) * cfg.lease_ms / 1000
+        self.start("pg-failover-lagging", target=old.host, generation=gen, sync=int(cfg.sync), seconds=round(d, 2))
+        self.net.cut(new.host, old.host)
+        self.hold(d)
+        dropped = dropped_packets(self.net, new.host)
+        old.kill()
+        self.net.heal(new.host)
+        new.promote()
+        self.run.primary, self.run.replica = new, old
+        self.h.note("promoted %s after %.1f s cut from %s" % (new.host, d, old.host))
+        self.run.rebuild_replica()
+        self.end("pg-failover-lagging", target=old.host, promoted=new.host, dropped=dropped)
+
     def clock_step(self, rng, cfg):
         """A standby restarted with its monotonic and boot clocks stepped
         (a time namespace: offset from everyone else's), forward or back."""
@@ -208,5 +227,6 @@ CATALOG = {
     "kill-mid-write": Nemeses.kill_mid_write,
     "latency": Nemeses.latency,
     "pg-failover": Nemeses.pg_failover,
+    "pg-failover-lagging": Nemeses.pg_failover_lagging,
     "clock-step": Nemeses.clock_step,
 }

@@ -124,13 +124,10 @@ class Server:
                 pid = int(f.readline())
             os.kill(pid, 9)
         except (OSError, ValueError):
-            pass
-        # Its backends exit once they see the postmaster gone.
+            return
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and self.net.exec_(self.net.ns(self.host), "sh", "-c",
-                                                              "pgrep -u postgres postgres || true",
-                                                              check=False).strip():
-            time.sleep(0.1)
+        while time.monotonic() < deadline and os.path.exists("/proc/%d" % pid):
+            time.sleep(0.05)
 
     def promote(self):
         self.pg_ctl("promote")

@@ -40,7 +40,7 @@ STATUS_LEADER = re.compile(r"^leader \(generation (\d+)\)")
 class Config:
     lease_ms = 3000
     poll_ms = 500
-    watchdog_ms = 2000
+    watchdog_ms = 10000  # the shipped WatchdogSec: above the longest store call (lock timeout + 4 s)
     maintenance_rate = 40
     seed_inventory = 20000
     jobs = 2000
@@ -205,10 +205,14 @@ class Run:
             self.net.destroy()
 
 
-def schedule(run, rng, names, duration):
+def schedule(run, rng, names, duration, count):
+    """Nemeses one after another for `duration` seconds, or exactly
+    `count` of them."""
     ns = nemesis.Nemeses(run)
     end = time.monotonic() + duration
-    while time.monotonic() < end - 2 * run.cfg.lease_ms / 1000:
+    done = 0
+    while (done < count) if count else (time.monotonic() < end - 2 * run.cfg.lease_ms / 1000):
+        done += 1
         run.sleep(rng.uniform(1.0, 2.5) * run.cfg.lease_ms / 1000)
         name = rng.choice(names)
         if not run.current_leader()[0]:
@@ -224,6 +228,8 @@ def main():
     ap.add_argument("--bin-dir", required=True, help="the build directory")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--duration", type=float, default=150, help="seconds of nemeses")
+    ap.add_argument("--count", type=int, default=0, help="exactly N nemeses (instead of --duration)")
+    ap.add_argument("--jobs", type=int, default=Config.jobs, help="jobs in the run the first leader creates")
     ap.add_argument("--nemeses", default=",".join(n for n in nemesis.CATALOG if n != "latency"))
     ap.add_argument("--async", dest="async_", action="store_true", help="asynchronous replication")
     ap.add_argument("--latency-run", type=float, default=0,
@@ -240,6 +246,7 @@ def main():
     cfg = Config()
     cfg.sync = not args.async_
     cfg.cut_s = args.cut_seconds
+    cfg.jobs = args.jobs
     if args.seed is None and os.environ.get("SDLIVE_HOSTS_SEED"):
         args.seed = int(os.environ["SDLIVE_HOSTS_SEED"])
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
@@ -264,7 +271,7 @@ def main():
             nemesis.Nemeses(run).latency(rng, cfg, seconds=args.latency_run)
             run.sleep(2)
         else:
-            schedule(run, rng, names, args.duration)
+            schedule(run, rng, names, args.duration, args.count)
         run.settle()
         run.dump_store()
     except (Exception, SystemExit) as e:  # the run broke: say where, keep the history
