@@ -184,6 +184,10 @@ def check_nemeses(events, r):
         elif s["name"] == "latency" and not end.get("held"):
             r.bad("nemesis latency at %d ms held no packet: it did not happen" % s["t"])
     for e in events:
+        if e["kind"] == "proc" and e["what"] == "died":
+            r.bad("%s exited on its own at %d ms with status %d%s" % (
+                e["src"], e["t"], e["status"], " (signal %d)" % -e["status"] if e["status"] < 0 else ""))
+    for e in events:
         if e["kind"] == "no-leader":
             r.bad("no leader at %d ms within 4 leases" % e["t"])
 
@@ -211,7 +215,7 @@ def check_watchdog(events, r, watchdog_ms):
         if e["kind"] == "proc":
             if e["what"] == "signal" and e["sig"] == 19:
                 excused[src] = True
-            elif e["what"] in ("killed", "exit", "start") or (e["what"] == "signal" and e["sig"] in (15, 18)):
+            elif e["what"] in ("killed", "exit", "start", "died") or (e["what"] == "signal" and e["sig"] in (15, 18)):
                 excused[src] = e["what"] != "start" and not (e["what"] == "signal" and e["sig"] == 18)
                 last.pop(src, None)
         elif e["kind"] == "pet":
@@ -223,6 +227,10 @@ def check_watchdog(events, r, watchdog_ms):
                 r.bad("%s sent no keepalive for %d ms (WatchdogSec %d ms): a manager would kill it, at %d ms"
                       % (src, e["t"] - last[src], watchdog_ms, e["t"]))
             last[src] = e["t"]
+    end = max((e["t"] for e in events), default=0)
+    for src, t in sorted(last.items()):
+        if not excused.get(src) and end - t > watchdog_ms:
+            r.bad("%s sent no keepalive for its last %d ms (WatchdogSec %d ms): hung" % (src, end - t, watchdog_ms))
     if cut_gaps:
         r.say("keepalive gaps over WatchdogSec (%d ms) of members a nemesis aimed at: %s"
               % (watchdog_ms, ", ".join("%s %d ms at %d" % g for g in cut_gaps)))

@@ -136,14 +136,15 @@ class Nemeses:
         self.end("kill-mid-write", target=target, killed=1)
 
     def latency(self, rng, cfg, seconds=None):
-        """delay ± jitter and loss on every host's outgoing packets."""
+        """delay ± jitter and loss on the outgoing packets of every host
+        (--latency-on all) or of the members only (members)."""
         d = seconds if seconds is not None else rng.uniform(2.0, 4.0) * cfg.lease_ms / 1000
         leader, gen = self.leader()
         seed = rng.randrange(1, 2 ** 32)
-        self.start("latency", target="all", generation=gen, seconds=round(d, 2), delay_ms=cfg.delay_ms,
+        self.start("latency", target="all", on=cfg.latency_on, generation=gen, seconds=round(d, 2), delay_ms=cfg.delay_ms,
                    jitter_ms=cfg.jitter_ms, loss_pct=cfg.loss_pct, seed=seed)
         procs = []
-        hosts = list(self.net.hosts)
+        hosts = [h for h in self.net.hosts if cfg.latency_on == "all" or h in self.run.members_order]
         for i, host in enumerate(hosts):
             out = open(os.path.join(self.run.root, "netdelay-%s.log" % host), "a")
             p = subprocess.Popen(self.net.cmd(host, self.run.bin("netdelay"), "--queue", "7",

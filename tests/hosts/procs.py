@@ -8,6 +8,7 @@ watcher on each PostgreSQL host. Each is a plain process started with
 import os
 import signal
 import subprocess
+import threading
 
 from history import LineRecorder, NotifyRecorder
 
@@ -58,6 +59,7 @@ class Proc:
         self.p = None
         self.notify = None
         self.starts = 0
+        self.expected_exit = False
 
     def start(self):
         h = self.run.history
@@ -81,6 +83,16 @@ class Proc:
         LineRecorder(h, self.src, self.p.stdout, os.path.join(root, self.src + ".log"))
         h.add("proc", src=self.src, what="start", pid=self.p.pid, host=self.host)
         self.starts += 1
+        self.expected_exit = False
+        threading.Thread(target=self.reap, args=(self.p,), daemon=True).start()
+
+    def reap(self, p):
+        """A process that ends without being told to is recorded: the
+        checker fails the run on it (status < 0: killed by that signal)."""
+        status = p.wait()
+        if not self.expected_exit:
+            self.run.history.add("proc", src=self.src, what="died", status=status)
+            self.run.history.note("%s exited on its own: status %d" % (self.src, status))
 
     def alive(self):
         return self.p is not None and self.p.poll() is None
@@ -93,6 +105,7 @@ class Proc:
     def stop(self, timeout=5):
         if not self.alive():
             return self.p.returncode if self.p else None
+        self.expected_exit = True
         os.kill(self.p.pid, signal.SIGCONT)
         os.kill(self.p.pid, signal.SIGTERM)
         try:
@@ -106,6 +119,7 @@ class Proc:
 
     def kill(self):
         if self.alive():
+            self.expected_exit = True
             os.kill(self.p.pid, signal.SIGKILL)
             self.p.wait()
             self.run.history.add("proc", src=self.src, what="killed")
@@ -166,7 +180,6 @@ class LeaseWatcher:
                                   stderr=subprocess.STDOUT, text=True)
         self.p.stdin.write("\\pset pager off\n" + WATCH_SQL + " \\watch 0.1\n")
         self.p.stdin.flush()
-        import threading
         threading.Thread(target=self.loop, daemon=True).start()
 
     def loop(self):

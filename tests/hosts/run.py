@@ -49,6 +49,7 @@ class Config:
     jitter_ms = 50
     loss_pct = 5
     sync = True
+    latency_on = "all"
     cut_s = 0  # leader-cut-store: 0 = drawn from the seed
 
 
@@ -236,6 +237,8 @@ def main():
                     help="instead of a schedule: S seconds quiet, then S seconds of latency and loss")
     ap.add_argument("--cut-seconds", type=float, default=0,
                     help="how long leader-cut-store lasts (default: 2 to 3 leases, seeded)")
+    ap.add_argument("--latency-on", choices=("all", "members"), default="all",
+                    help="whose outgoing packets the latency nemesis holds (default all hosts)")
     ap.add_argument("--settle", type=float, default=60)
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep", action="store_true")
@@ -247,6 +250,7 @@ def main():
     cfg.sync = not args.async_
     cfg.cut_s = args.cut_seconds
     cfg.jobs = args.jobs
+    cfg.latency_on = args.latency_on
     if args.seed is None and os.environ.get("SDLIVE_HOSTS_SEED"):
         args.seed = int(os.environ["SDLIVE_HOSTS_SEED"])
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)

@@ -50,6 +50,7 @@ def clean_history():
     h += [ev(16_000, "nemesis", name="leader-cut-store", phase="end", target="m1", dropped=40)]
     for src in ("m1", "m2", "m3"):
         h += [ev(t, "pet", src=src) for t in range(0, 30_000, 333)]
+        h.append(ev(30_100, "proc", src=src, what="exit", status=0))
     h += [write(i, 1000 + 10 * i, 1, "m1") for i in range(1, 500)]
     h += [write(1000 + i, 12_600 + 10 * i, 2, "m2") for i in range(1, 500)]
     h.append(ev(90_000, "run", id=1, total=100, done_count=100, done_jobs=100, unfinished=0, jobs=100, rerun=2))
@@ -115,6 +116,14 @@ class CheckerTest(unittest.TestCase):
     def test_healthy_member_silent_past_watchdog(self):
         h = [e for e in clean_history() if not (e["kind"] == "pet" and e["src"] == "m3" and 5000 < e["t"] < 8000)]
         self.assertViolation(h, "m3 sent no keepalive")
+
+    def test_member_hung_until_the_end(self):
+        h = [e for e in clean_history() if not (e["kind"] == "pet" and e["src"] == "m3" and e["t"] > 15_000)]
+        self.assertViolation(h, "m3 sent no keepalive for its last")
+
+    def test_member_died_on_its_own(self):
+        h = clean_history() + [ev(20_000, "proc", src="m2", what="died", status=-11)]
+        self.assertViolation(h, "m2 exited on its own at 20000 ms with status -11 (signal 11)")
 
     def test_cut_member_silence_is_measured_not_failed(self):
         h = [e for e in clean_history() if not (e["kind"] == "pet" and e["src"] == "m1" and 11_000 < e["t"] < 14_000)]
