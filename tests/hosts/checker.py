@@ -213,6 +213,10 @@ def check_watchdog(events, r, watchdog_ms):
     for e in events:
         src = e.get("src")
         if e["kind"] == "proc":
+            if e["what"] in ("killed", "exit", "died") and src in last and not excused.get(src) \
+                    and e["t"] - last[src] > watchdog_ms:
+                r.bad("%s sent no keepalive for its last %d ms before it ended (WatchdogSec %d ms): hung"
+                      % (src, e["t"] - last[src], watchdog_ms))
             if e["what"] == "signal" and e["sig"] == 19:
                 excused[src] = True
             elif e["what"] in ("killed", "exit", "start", "died") or (e["what"] == "signal" and e["sig"] in (15, 18)):
@@ -231,6 +235,7 @@ def check_watchdog(events, r, watchdog_ms):
     for src, t in sorted(last.items()):
         if not excused.get(src) and end - t > watchdog_ms:
             r.bad("%s sent no keepalive for its last %d ms (WatchdogSec %d ms): hung" % (src, end - t, watchdog_ms))
+
     if cut_gaps:
         r.say("keepalive gaps over WatchdogSec (%d ms) of members a nemesis aimed at: %s"
               % (watchdog_ms, ", ".join("%s %d ms at %d" % g for g in cut_gaps)))
