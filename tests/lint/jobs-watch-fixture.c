@@ -30,7 +30,7 @@ static int complete(struct store *s, const struct store_fence *f, unsigned n) {
 }
 
 int main(int argc, char **argv) {
-        struct store_fence f = { "cluster", "node-a", 0, NULL };
+        struct store_fence f = { .lease = "cluster", .holder = "node-a" };
         struct store *s;
         uint64_t run;
         double seconds;
