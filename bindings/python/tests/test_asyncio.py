@@ -163,3 +163,4 @@ def test_forked_child_installs_no_reader(armed):
             os._exit(0 if ok else 1)
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
+        assert m.drain() == ["READY=1"]  # the child's idle_async sent nothing
