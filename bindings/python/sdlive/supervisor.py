@@ -92,7 +92,9 @@ class Supervisor:
         self._pid = os.getpid()
         self._progress = set()
         self._async = {}
-        self._async_lock = threading.Lock()
+        # Reentrant: request_stop() may run in a signal handler of the thread
+        # that holds it.
+        self._async_lock = threading.RLock()
         # The next keepalive's time (seconds on time.monotonic(), which is
         # the library's CLOCK_MONOTONIC), cached so that a not-due pet()
         # costs one monotonic() call and no foreign call; see pet().
