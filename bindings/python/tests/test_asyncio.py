@@ -47,7 +47,9 @@ def test_idle_async_pets_from_the_loop(armed):
         elapsed = time.monotonic() - t0
         times = rx.stop()
     assert 0.29 <= elapsed < 1.0
-    assert 8 <= len(times) <= 17, times  # 0.3 s / 20 ms = 15
+    # 0.3 s / 20 ms = 15 due; a late callback sends one for several (a
+    # loaded machine), never more than one per interval.
+    assert 3 <= len(times) <= 17, times
     assert not sup._async  # the reader is gone
 
 
