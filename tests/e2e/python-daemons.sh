@@ -63,6 +63,10 @@ grep -q 'watchdog 1.000 s' "$HARNESS_LOG_DIR/$unit.log" ||
   harness_fail "$unit: the daemon did not see its watchdog armed at 1 s"
 echo "$unit: healthy for 10 s at WatchdogSec=1s, 0 restarts, passes of 3 s (3 x WatchdogSec) finished"
 
+# The manager's timer runs out at the latest max-silence (0.5 s: the pass's
+# loop goes stale) + one pet interval (1/6 s: the pet that finds it stale)
+# + WatchdogSec (1 s) after the wedge, 1.67 s; the bound leaves 0.83 s for
+# the SIGABRT, the death record and this script's polling.
 touch -- "$(harness_wedge_file "$unit")"
 start=$(harness_now_us)
 killed_within "$unit" "$start" 2500 "main loop wedged, helper thread running"
@@ -103,8 +107,10 @@ for mode in asyncio asyncio-ticker; do
   harness_watch_healthy 2 0 "$u"
   touch -- "$(harness_wedge_file "$u")"
   start=$(harness_now_us)
-  # asyncio: the loop pets every 1/6 s; with the ticker, the progress loop
-  # (0.3 s) runs out first.
+  # asyncio: the loop pets every 1/6 s, so the timer runs out at the latest
+  # 1/6 + 1 s after the block (+ 50 ms for the daemon to see the wedge
+  # file); with the ticker, the progress loop's 0.3 s comes first: 1.47 s.
+  # The same 2.5 s bound as above.
   killed_within "$u" "$start" 2500 "event loop blocked ($mode)"
   grep -q 'event loop blocked' "$HARNESS_LOG_DIR/$u.log" || harness_fail "$u: never blocked"
 done

@@ -66,6 +66,7 @@ class Supervisor:
 
     def __init__(self, *, handle_signals=False, unset_watchdog_env=False,
                  trigger_on_stall=False, pet_interval=None):
+        self._h = ffi.NULL  # what close() and __del__ see if this fails
         flags = 0
         if handle_signals:
             flags |= _lib.HANDLE_SIGNALS
@@ -91,7 +92,9 @@ class Supervisor:
         self._pid = os.getpid()
         self._progress = set()
         self._async = {}
-        self._async_lock = threading.Lock()
+        # Reentrant: request_stop() may run in a signal handler of the thread
+        # that holds it.
+        self._async_lock = threading.RLock()
         # The next keepalive's time (seconds on time.monotonic(), which is
         # the library's CLOCK_MONOTONIC), cached so that a not-due pet()
         # costs one monotonic() call and no foreign call; see pet().
@@ -359,17 +362,23 @@ class Supervisor:
         keepalive is due and waking for nothing else. Returns Wake.STOP
         within a millisecond of a stop request, else Wake.TIMEOUT. The
         GIL is released meanwhile: other threads run."""
-        return Wake(check(lib.sdlive_idle(self._h if self._h != ffi.NULL else _closed(),
-                                          usec(seconds_, "idle")), "sdlive_idle"))
+        return Wake(check(lib.sdlive_idle(self._waiting_handle(), usec(seconds_, "idle")),
+                          "sdlive_idle"))
 
     def wait_fd(self, fd, events=select.POLLIN, seconds_=None):
         """As idle(), but also returns Wake.FD as soon as fd (an int or an
         object with fileno()) polls ready for events."""
         if not isinstance(fd, int):
             fd = fd.fileno()
-        return Wake(check(lib.sdlive_wait_fd(self._h if self._h != ffi.NULL else _closed(),
-                                             fd, _short(events), usec(seconds_, "wait_fd")),
-                          "sdlive_wait_fd"))
+        return Wake(check(lib.sdlive_wait_fd(self._waiting_handle(), fd, _short(events),
+                                             usec(seconds_, "wait_fd")), "sdlive_wait_fd"))
+
+    def _waiting_handle(self):
+        """The handle for a wait: a closed Supervisor cannot wait (the
+        library would answer EINVAL for its NULL handle)."""
+        if self._h == ffi.NULL:
+            raise SdliveError(errno.EBADF, "sdlive: the Supervisor is closed")
+        return self._h
 
     def request_stop(self):
         """Wakes every idle()/wait_fd()/idle_async() now and later. Any
@@ -439,10 +448,6 @@ class Supervisor:
 def _resolve(fut, value):
     if not fut.done():
         fut.set_result(value)
-
-
-def _closed():
-    raise SdliveError(errno.EBADF, "sdlive: the Supervisor is closed")
 
 
 def _int(value, what):

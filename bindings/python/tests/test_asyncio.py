@@ -47,7 +47,9 @@ def test_idle_async_pets_from_the_loop(armed):
         elapsed = time.monotonic() - t0
         times = rx.stop()
     assert 0.29 <= elapsed < 1.0
-    assert 8 <= len(times) <= 17, times  # 0.3 s / 20 ms = 15
+    # 0.3 s / 20 ms = 15 due; a late callback sends one for several (a
+    # loaded machine), never more than one per interval.
+    assert 3 <= len(times) <= 17, times
     assert not sup._async  # the reader is gone
 
 
@@ -163,3 +165,22 @@ def test_forked_child_installs_no_reader(armed):
             os._exit(0 if ok else 1)
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
+        assert m.drain() == ["READY=1"]  # the child's idle_async sent nothing
+
+
+def test_request_stop_from_a_python_signal_handler(clean_env):
+    import signal as sig
+    with sdlive.Supervisor(pet_interval=0.05) as sup:
+        previous = sig.signal(sig.SIGUSR1, lambda *_: sup.request_stop())
+        try:
+            async def main():
+                with sup._async_lock:  # the handler runs while it is held
+                    os.kill(os.getpid(), sig.SIGUSR1)
+                    for _ in range(100):
+                        if sup.stop_requested:
+                            break
+                        time.sleep(0.001)
+                return await sup.idle_async(5)
+            assert asyncio.run(main()) is Wake.STOP
+        finally:
+            sig.signal(sig.SIGUSR1, previous)

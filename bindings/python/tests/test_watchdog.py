@@ -4,6 +4,7 @@
 import errno
 import os
 import threading
+import time
 
 import pytest
 
@@ -160,7 +161,9 @@ def test_watchdog_fd_polls_readable_when_due(armed):
         assert r == [fd]
         assert sup.pet() is True  # re-arms the timer
         r, _, _ = select.select([fd], [], [], 0)
-        assert r == []
+        # Not readable again before the next keepalive is due (a loaded
+        # machine may have let that time come meanwhile).
+        assert r == [] or time.monotonic() >= sup.next_due
         assert m.drain() == ["WATCHDOG=1"]
 
 
