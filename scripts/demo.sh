@@ -146,10 +146,10 @@ wedge=$(harness_wedge_file "$worker")
 touch -- "$wedge"
 start=$(harness_now_us)
 # The restarted worker must run normally: remove the wedge as soon as the
-# death is recorded (a loop of its own: the status polling below can take
-# longer than RestartSec= on a loaded machine).
+# death is recorded (a loop of its own that forks only sleep: the status
+# polling below can take longer than RestartSec= on a loaded machine).
 (
-  until (($(harness_death_count "$worker") > 0)); do sleep 0.02; done
+  until [[ -s $HARNESS_LOG_DIR/deaths/$worker ]]; do sleep 0.02; done
   rm -f -- "$wedge"
 ) &
 last=""

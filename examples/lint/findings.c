@@ -116,7 +116,7 @@ static void check_probe(struct lint_subject *s, enum binary_pets pets, const cha
                          "largest gap between keepalives %" PRIu64 " ms > %" PRIu64 " ms, half of the watchdog's %" PRIu64
                          " ms: no margin for a slow iteration",
                          MS(p->max_gap_usec), MS(w / 2), MS(w));
-        if (notify && p->ready_foreign && !p->ready && strcmp(access, "all"))
+        if (notify && p->ready_foreign && !p->ready && strcmp(access, "all") != 0)
                 lint_add(s, "SDL005", SEVERITY_ERROR, "READY=1 from a process other than the main one",
                          "send READY=1 from the main process, or set NotifyAccess=all (mind the fork hazard)",
                          "READY=1 came from pid %d, the main pid is %d; NotifyAccess=%s drops it, so the start times out",

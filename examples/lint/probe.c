@@ -83,7 +83,7 @@ static void exec_child(const struct unit *u, const char *dir, const char *exec_p
                         const char *item = u->state_dirs.items[i];
                         char path[4096];
 
-                        if (strncmp(item, kinds[k][0], klen) || item[klen] != '=' || strchr(item + klen + 1, '/'))
+                        if (strncmp(item, kinds[k][0], klen) != 0 || item[klen] != '=' || strchr(item + klen + 1, '/'))
                                 continue;
                         snprintf(path, sizeof(path), "%s/%s", dir, item + klen + 1);
                         mkdir(path, 0700);

@@ -250,7 +250,7 @@ static int collect_dropins(struct unit *u, const char *dir) {
                 char path[4096];
                 bool seen = false;
 
-                if (len < 6 || strcmp(e->d_name + len - 5, ".conf"))
+                if (len < 6 || strcmp(e->d_name + len - 5, ".conf") != 0)
                         continue;
                 for (size_t i = 1; i < u->n_files; i++)
                         seen |= !strcmp(strrchr(u->files[i], '/') + 1, e->d_name);
@@ -324,8 +324,10 @@ static int load_by_name(const char *name, const char *root, struct unit *u, char
                 snprintf(template, sizeof(template), "%.*s@%s", (int) (at - name), name, dot);
                 levels[n_levels++] = template;
         }
-        if (strcmp(strrchr(real, '/') + 1, name) && strcmp(strrchr(real, '/') + 1, levels[n_levels - 1]))
-                levels[n_levels++] = strrchr(real, '/') + 1;
+        const char *target = strrchr(real, '/') + 1, *last = n_levels ? levels[n_levels - 1] : "";
+
+        if (strcmp(target, name) != 0 && strcmp(target, last) != 0)
+                levels[n_levels++] = target;
         levels[n_levels++] = name;
         for (size_t l = 0; l < n_levels; l++)
                 for (size_t i = 0; i < N_UNIT_DIRS; i++) {

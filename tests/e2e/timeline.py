@@ -171,11 +171,13 @@ def window(units, group, next_t0):
 def lane_marks(u, group, start, end):
     marks = [(t, k, l) for t, k, l in u.marks if start <= t <= end]
     marks += [(t, "fault", label) for t, name, label in group if name == u.name]
-    # The last keepalive before each exit (or before the window ends).
+    # The last keepalive before each exit (or before the window ends), once.
+    since = start
     for t_exit in [t for t, k, _ in marks if k == "exit"] or [end]:
-        before = [k for k in u.keepalives if start <= k <= t_exit]
+        before = [k for k in u.keepalives if since <= k <= t_exit]
         if before and (t_exit != end or any(k == "fault" for _, k, _ in marks)):
             marks.append((before[-1], "last", "last keepalive"))
+        since = t_exit
     return sorted(marks, key=lambda m: m[0])
 
 

@@ -113,4 +113,16 @@ echo "corpus: lint-merge.service                 SDL007         /etc's 50-exec.c
 rm "$root/etc/systemd/system/lint-merge.service.d/50-exec.conf"
 merged "SDL001 SDL007"
 echo "corpus: lint-merge.service (no /etc file)  SDL001 SDL007  /lib's 50-exec.conf resets ExecStart= to lint-ready"
+# Bad usage: exit status 2, nothing on stdout.
+for args in "" "--probe" "--probe 0" "--probe 1x x.service" "--watchdog-usec 5 x.service" "--root relative x.service" \
+  "--no-such-option x.service"; do
+  set +e
+  # shellcheck disable=SC2086 # args are words
+  "$lint" $args >"$work/usage.out" 2>"$work/usage.err"
+  status=$?
+  set -e
+  [[ $status == 2 && ! -s $work/usage.out && -s $work/usage.err ]] ||
+    fail "sdlive-lint $args: exit status $status (expected 2), stdout: $(cat "$work/usage.out")"
+done
+echo "corpus: bad usage (7 cases)                 exit 2, a message on stderr"
 echo "PASS: $checked corpus units flagged with exactly their codes, fixed versions clean; drop-ins merged"
