@@ -97,7 +97,7 @@ int etcd_lease_grant(struct etcd_client *c, int64_t ttl_sec, uint64_t budget_use
                      struct etcd_lease *ret);
 /* Renews lease id. 0 with ret->ttl_sec > 0: etcd counts the TTL again from
  * when it received the request. -ESTALE when etcd answers that the lease
- * is gone (TTL 0: expired or revoked): the holder lost it and must stop
+ * is gone (TTL 0, or "not found": expired or revoked): the holder lost it and must stop
  * acting at once. Any other error says nothing about the lease: the holder
  * keeps acting only until etcd_lease_deadline_ms() of its last success. */
 int etcd_lease_keepalive(struct etcd_client *c, int64_t id, uint64_t budget_usec,
