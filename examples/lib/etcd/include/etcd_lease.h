@@ -38,7 +38,8 @@
  * After any error etcd_errmsg() says what happened.
  *
  * Resources: one client holds one curl handle (its connections to at most
- * one per endpoint) and fixed buffers; an answer larger than
+ * one per endpoint; a multi handle drives it, so that a request ends at the
+ * client's deadline whatever curl retries inside) and fixed buffers; an answer larger than
  * ETCD_ANSWER_MAX is refused (-EBADMSG). A watch holds one more curl
  * handle and a buffer of the same bound.
  *
