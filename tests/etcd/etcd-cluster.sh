@@ -9,6 +9,7 @@
 #   etcd-cluster.sh up        STATE_DIR N  start member N again on its data, wait until it is healthy
 #   etcd-cluster.sh pause     STATE_DIR N  SIGSTOP member N (silent: connections open, no answers)
 #   etcd-cluster.sh resume    STATE_DIR N  SIGCONT member N
+#   etcd-cluster.sh heal      STATE_DIR    resume and start every member, wait until all are healthy
 #   etcd-cluster.sh stop      STATE_DIR    stop every member and delete everything
 #
 # STATE_DIR (for example the build directory) only remembers where the
@@ -21,7 +22,7 @@
 # 1 s instead of 2 s).
 set -euo pipefail
 
-usage() { echo "usage: $0 start|endpoints|leader|stop STATE_DIR, or kill|down|up|pause|resume STATE_DIR N" >&2; exit 2; }
+usage() { echo "usage: $0 start|endpoints|leader|heal|stop STATE_DIR, or kill|down|up|pause|resume STATE_DIR N" >&2; exit 2; }
 (($# >= 2)) || usage
 cmd=$1
 state_file=$2/etcd-cluster.dir
@@ -138,8 +139,19 @@ up)
   ;;
 pause | resume)
   dir=$(cluster_dir); n=$(member_arg "${3:-}")
-  alive "$dir" "$n" || { echo "etcd-cluster.sh: member $n is not running" >&2; exit 1; }
+  if ! alive "$dir" "$n"; then
+    [[ $cmd == resume ]] && exit 0 # nothing stopped to resume
+    echo "etcd-cluster.sh: member $n is not running" >&2
+    exit 1
+  fi
   if [[ $cmd == pause ]]; then kill -STOP "$(cat "$dir/m$n.pid")"; else kill -CONT "$(cat "$dir/m$n.pid")"; fi
+  ;;
+heal)
+  dir=$(cluster_dir)
+  for n in 0 1 2; do
+    if alive "$dir" "$n"; then kill -CONT "$(cat "$dir/m$n.pid")"; else launch "$dir" "$n" existing; fi
+  done
+  wait_healthy "$(endpoints)" 30 || { tail -n 20 "$dir"/m*.log >&2; exit 1; }
   ;;
 stop)
   [[ -f $state_file ]] || exit 0

@@ -7,6 +7,7 @@
  * test-etcd-faults ETCD_CLUSTER_SH STATE_DIR */
 #include "etcd-test.h"
 #include "monotonic.h"
+#include "runqueue-wait.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -62,17 +63,20 @@ static void test_silent_member_gets_its_share(void **state) {
         int f = a_follower();
         struct etcd_client *c = client_on(endpoints_from(f)), *other = client_on(NULL);
         struct etcd_lease l = grant_ok(other, 10), ka;
-        int64_t start, took;
+        int64_t start, took, waited;
 
         etcd_cluster("pause", f);
         start = monotonic_ms();
+        waited = runqueue_wait_ms();
         assert_int_equal(etcd_lease_keepalive(c, l.id, 1500 * MS, &ka), 0);
         took = monotonic_ms() - start;
+        waited = runqueue_wait_ms() - waited;
         etcd_cluster("resume", f);
-        printf("keep-alive past a silent member in %lld ms (budget 1500 ms, its share 500 ms)\n",
-               (long long) took);
+        printf("keep-alive past a silent member in %lld ms, %lld of them waiting for a CPU "
+               "(budget 1500 ms, its share 500 ms)\n",
+               (long long) took, (long long) waited);
         assert_true(took >= 490);
-        assert_true(took < 1500 + SLACK_MS);
+        assert_true(took - waited < 1500 + SLACK_MS);
         assert_string_not_equal(etcd_current_endpoint(c), etcd_env.member[f]);
 
         /* Only a silent member: the call ends with its budget. */
@@ -80,10 +84,14 @@ static void test_silent_member_gets_its_share(void **state) {
         etcd_client_close(c);
         c = client_on(etcd_env.member[f]);
         start = monotonic_ms();
+        waited = runqueue_wait_ms();
         assert_int_equal(etcd_lease_keepalive(c, l.id, 700 * MS, &ka), -ETIMEDOUT);
         took = monotonic_ms() - start;
+        waited = runqueue_wait_ms() - waited;
         etcd_cluster("resume", f);
-        assert_true(took >= 690 && took < 700 + SLACK_MS);
+        printf("keep-alive at a silent member alone: %lld ms, %lld waiting for a CPU (budget 700 ms)\n",
+               (long long) took, (long long) waited);
+        assert_true(took >= 690 && took - waited < 700 + SLACK_MS);
         assert_int_equal(etcd_lease_revoke(other, l.id, BUDGET), 0);
         etcd_client_close(c);
         etcd_client_close(other);
@@ -123,7 +131,7 @@ static void test_quorum_lost_fails_within_budget(void **state) {
         struct etcd_lease l = grant_ok(c, 15), lb = grant_ok(b, 15), ka, g;
         const char *key = unique_key("quorum");
         struct etcd_holder h, seen;
-        int64_t start, took;
+        int64_t start, took, waited;
         int r;
 
         assert_int_equal(etcd_acquire(c, key, "node-a", l.id, BUDGET, &h), 1);
@@ -140,23 +148,34 @@ static void test_quorum_lost_fails_within_budget(void **state) {
         sleep_ms(1000);
 
         start = monotonic_ms();
+        waited = runqueue_wait_ms();
         r = etcd_lease_keepalive(c, l.id, 1 * SEC, &ka);
         took = monotonic_ms() - start;
-        printf("keep-alive without quorum: %d after %lld ms (budget 1000 ms)\n", r, (long long) took);
+        waited = runqueue_wait_ms() - waited;
+        printf("keep-alive without quorum: %d after %lld ms, %lld waiting for a CPU (budget 1000 ms)\n",
+               r, (long long) took, (long long) waited);
         assert_true(r < 0 && r != -ESTALE);
-        assert_true(took < 1000 + SLACK_MS);
+        assert_true(took - waited < 1000 + SLACK_MS);
 
         start = monotonic_ms();
+        waited = runqueue_wait_ms();
         r = etcd_acquire(b, key, "node-b", lb.id, 1 * SEC, &seen);
         took = monotonic_ms() - start;
-        printf("acquire without quorum: %d after %lld ms (budget 1000 ms)\n", r, (long long) took);
+        waited = runqueue_wait_ms() - waited;
+        printf("acquire without quorum: %d after %lld ms, %lld waiting for a CPU (budget 1000 ms)\n",
+               r, (long long) took, (long long) waited);
         assert_true(r < 0);
-        assert_true(took < 1000 + SLACK_MS);
+        assert_true(took - waited < 1000 + SLACK_MS);
 
         start = monotonic_ms();
+        waited = runqueue_wait_ms();
         assert_true(etcd_read(b, key, 1 * SEC, &seen) < 0);
         assert_true(etcd_lease_grant(b, 5, 1 * SEC, &g) < 0);
-        assert_true(monotonic_ms() - start < 2000 + SLACK_MS);
+        took = monotonic_ms() - start;
+        waited = runqueue_wait_ms() - waited;
+        printf("read and grant without quorum: %lld ms, %lld waiting for a CPU (budgets 2 x 1000 ms)\n",
+               (long long) took, (long long) waited);
+        assert_true(took - waited < 2000 + SLACK_MS);
 
         etcd_cluster("up", 1);
         etcd_cluster("up", 2);
@@ -169,12 +188,19 @@ static void test_quorum_lost_fails_within_budget(void **state) {
         etcd_client_close(b);
 }
 
+/* After each case, failed or not: every member running and answering,
+ * so that one failure does not spread to the cases after it. */
+static int restore_cluster(void **state) {
+        etcd_cluster("heal", -1);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_member_killed_fails_over),
-                cmocka_unit_test(test_silent_member_gets_its_share),
-                cmocka_unit_test(test_etcd_leader_killed_keeps_lease),
-                cmocka_unit_test(test_quorum_lost_fails_within_budget),
+                cmocka_unit_test_teardown(test_member_killed_fails_over, restore_cluster),
+                cmocka_unit_test_teardown(test_silent_member_gets_its_share, restore_cluster),
+                cmocka_unit_test_teardown(test_etcd_leader_killed_keeps_lease, restore_cluster),
+                cmocka_unit_test_teardown(test_quorum_lost_fails_within_budget, restore_cluster),
         };
 
         etcd_env_init(argc, argv);

@@ -6,6 +6,7 @@
  * endpoint, an INVALID_ARGUMENT one does not. */
 #include "etcd_lease.h"
 #include "monotonic.h"
+#include "runqueue-wait.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -24,6 +25,8 @@
 #include <cmocka.h>
 
 #define BIG (100 * 1024) /* past ETCD_ANSWER_MAX */
+#define OK_HEAD "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+#define GRANT "{\"header\":{\"revision\":\"3\"},\"ID\":\"77\",\"TTL\":\"5\"}"
 
 struct fake {
         int listen_fd;
@@ -102,6 +105,50 @@ static void *serve(void *arg) {
         return NULL;
 }
 
+/* A member that answers one request and keeps the connection, then takes
+ * the next request on it, drops it after drop_ms with nothing answered,
+ * and never answers on a new connection: curl retries a request that died
+ * on a reused connection, and that retry must not get a budget of its own. */
+struct dropper {
+        int listen_fd;
+        char url[64];
+        int drop_ms;
+        pthread_t thread;
+        atomic_bool stop;
+};
+
+static void *serve_drop(void *arg) {
+        struct dropper *d = arg;
+        char answer[256];
+        int fds[8], n = 0, i;
+
+        snprintf(answer, sizeof(answer),
+                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                 strlen(GRANT), GRANT);
+
+        while (!d->stop && n < 8) {
+                struct pollfd p = {d->listen_fd, POLLIN, 0};
+
+                if (poll(&p, 1, 20) <= 0)
+                        continue;
+                if ((fds[n] = accept(d->listen_fd, NULL, NULL)) < 0)
+                        continue;
+                if (n++ > 0)
+                        continue; /* later connections: never an answer */
+                read_request(fds[0]);
+                assert_int_equal(send(fds[0], answer, strlen(answer), MSG_NOSIGNAL),
+                                 (ssize_t) strlen(answer));
+                read_request(fds[0]);
+                usleep((useconds_t) d->drop_ms * 1000);
+                shutdown(fds[0], SHUT_RDWR);
+        }
+        while (!d->stop)
+                usleep(20000);
+        for (i = 0; i < n; i++)
+                close(fds[i]);
+        return NULL;
+}
+
 static void fake_start(struct fake *f) {
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         socklen_t alen = sizeof(a);
@@ -122,8 +169,6 @@ static void fake_stop(struct fake *f) {
         close(f->listen_fd);
 }
 
-#define OK_HEAD "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
-#define GRANT "{\"header\":{\"revision\":\"3\"},\"ID\":\"77\",\"TTL\":\"5\"}"
 
 static struct etcd_client *open_on(const char *endpoints) {
         struct etcd_client *c;
@@ -165,6 +210,24 @@ static void test_garbage_and_errors_refused(void **state) {
         }
 }
 
+/* "Lease not found" is a lost lease to keep-alive, and done to revoke. */
+static void test_lease_not_found(void **state) {
+        struct fake f = {.head = "HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n",
+                         .body = "{\"error\":\"etcdserver: requested lease not found\","
+                                 "\"message\":\"etcdserver: requested lease not found\",\"code\":5}"};
+        struct etcd_client *c;
+        struct etcd_lease l;
+
+        fake_start(&f);
+        c = open_on(f.url);
+        assert_int_equal(etcd_lease_keepalive(c, 77, 2000 * 1000, &l), -ESTALE);
+        assert_int_equal(l.ttl_sec, 0);
+        assert_int_equal(etcd_lease_revoke(c, 77, 2000 * 1000), 0);
+        assert_int_equal(f.requests, 2);
+        etcd_client_close(c);
+        fake_stop(&f);
+}
+
 static void test_endless_answer_bounded(void **state) {
         struct fake f = {.head = OK_HEAD, .body = NULL, .body_fill = ' '};
         struct etcd_client *c;
@@ -184,17 +247,54 @@ static void test_trickle_ends_with_the_budget(void **state) {
         struct fake f = {.head = OK_HEAD, .body = GRANT, .trickle_ms = 50};
         struct etcd_client *c;
         struct etcd_lease l;
-        int64_t start, took;
+        int64_t start, took, waited;
 
         fake_start(&f);
         c = open_on(f.url);
         start = monotonic_ms();
+        waited = runqueue_wait_ms();
         assert_int_equal(etcd_lease_grant(c, 5, 600 * 1000, &l), -ETIMEDOUT);
         took = monotonic_ms() - start;
-        printf("a trickling answer ended after %lld ms (budget 600 ms)\n", (long long) took);
-        assert_true(took >= 590 && took < 1000);
+        waited = runqueue_wait_ms() - waited;
+        printf("a trickling answer ended after %lld ms, %lld waiting for a CPU (budget 600 ms)\n",
+               (long long) took, (long long) waited);
+        assert_true(took >= 590 && took - waited < 1000);
         etcd_client_close(c);
         fake_stop(&f);
+}
+
+static void test_dropped_reused_connection_keeps_the_budget(void **state) {
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        struct dropper d = {.drop_ms = 600};
+        socklen_t alen = sizeof(a);
+        struct etcd_client *c;
+        struct etcd_lease l;
+        int64_t start, took, waited;
+        int r;
+
+        d.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(bind(d.listen_fd, (struct sockaddr *) &a, sizeof(a)), 0);
+        assert_int_equal(listen(d.listen_fd, 8), 0);
+        assert_int_equal(getsockname(d.listen_fd, (struct sockaddr *) &a, &alen), 0);
+        snprintf(d.url, sizeof(d.url), "http://127.0.0.1:%d", ntohs(a.sin_port));
+        assert_int_equal(pthread_create(&d.thread, NULL, serve_drop, &d), 0);
+
+        c = open_on(d.url);
+        assert_int_equal(etcd_lease_grant(c, 5, 2000 * 1000, &l), 0); /* the connection stays */
+        start = monotonic_ms();
+        waited = runqueue_wait_ms();
+        r = etcd_lease_keepalive(c, 77, 1000 * 1000, &l);
+        took = monotonic_ms() - start;
+        waited = runqueue_wait_ms() - waited;
+        printf("a request dropped on a reused connection after 600 ms: %d after %lld ms, %lld waiting "
+               "for a CPU (budget 1000 ms)\n",
+               r, (long long) took, (long long) waited);
+        assert_true(r < 0);
+        assert_true(took - waited < 1000 + 100);
+        etcd_client_close(c);
+        d.stop = true;
+        pthread_join(d.thread, NULL);
+        close(d.listen_fd);
 }
 
 /* UNAVAILABLE (no leader) at the first endpoint: the next one answers. */
@@ -277,8 +377,10 @@ static void test_watch_streams(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_garbage_and_errors_refused),
+                cmocka_unit_test(test_lease_not_found),
                 cmocka_unit_test(test_endless_answer_bounded),
                 cmocka_unit_test(test_trickle_ends_with_the_budget),
+                cmocka_unit_test(test_dropped_reused_connection_keeps_the_budget),
                 cmocka_unit_test(test_unavailable_fails_over),
                 cmocka_unit_test(test_watch_streams),
         };

@@ -29,6 +29,7 @@ struct etcd_client {
         size_t n_endpoints;
         size_t current; /* where the next request starts */
         CURL *curl;
+        CURLM *multi; /* drives curl's transfer so that we end it at our deadline */
         struct curl_slist *headers;
         struct etcd_answer answer;
         char errmsg[256];

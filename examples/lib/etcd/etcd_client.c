@@ -89,6 +89,8 @@ struct etcd_client *etcd_client_close(struct etcd_client *c) {
                 return NULL;
         if (c->curl)
                 curl_easy_cleanup(c->curl);
+        if (c->multi)
+                curl_multi_cleanup(c->multi);
         curl_slist_free_all(c->headers);
         free(c);
         return NULL;
@@ -120,8 +122,9 @@ int etcd_client_open(const char *endpoints, struct etcd_client **ret) {
                         break;
         }
         c->curl = curl_easy_init();
+        c->multi = curl_multi_init();
         c->headers = curl_slist_append(NULL, "Content-Type: application/json");
-        if (!c->curl || !c->headers) {
+        if (!c->curl || !c->multi || !c->headers) {
                 etcd_client_close(c);
                 return etcd_fail(NULL, -ENOMEM, "curl_easy_init failed");
         }
@@ -170,6 +173,46 @@ static int error_answer(struct etcd_client *c, long status, const char *url, boo
         r = etcd_grpc_errno(code);
         *next = r == -EAGAIN || r == -ETIMEDOUT;
         return etcd_fail(c, r, "%s: %s (code %lld)", url, msg, (long long) code);
+}
+
+/* Runs the transfer set up on c->curl until it ends or deadline_usec
+ * passes, whichever comes first. CURLOPT_TIMEOUT_MS alone is not a hard
+ * bound: curl retries a request that died on a reused connection on a new
+ * one, with a timeout of its own. Driving the transfer ourselves, we stop
+ * it at our deadline whatever curl does inside. */
+static CURLcode perform_until(struct etcd_client *c, uint64_t deadline_usec) {
+        CURLcode result = CURLE_OPERATION_TIMEDOUT;
+        struct CURLMsg *msg;
+        int running, left;
+        bool done = false;
+
+        if (curl_multi_add_handle(c->multi, c->curl) != CURLM_OK)
+                return CURLE_OUT_OF_MEMORY;
+        while (!done) {
+                uint64_t now;
+
+                if (curl_multi_perform(c->multi, &running) != CURLM_OK) {
+                        result = CURLE_RECV_ERROR;
+                        break;
+                }
+                while ((msg = curl_multi_info_read(c->multi, &left)))
+                        if (msg->msg == CURLMSG_DONE && msg->easy_handle == c->curl) {
+                                result = msg->data.result;
+                                done = true;
+                        }
+                now = monotonic_usec();
+                if (done || now >= deadline_usec)
+                        break;
+                /* Wake at the deadline at the latest (rounded up to a ms). */
+                if (curl_multi_poll(c->multi, NULL, 0, (int) ((deadline_usec - now + 999) / 1000),
+                                    NULL) != CURLM_OK) {
+                        result = CURLE_RECV_ERROR;
+                        break;
+                }
+        }
+        /* An unfinished transfer's connection is closed, never reused. */
+        curl_multi_remove_handle(c->multi, c->curl);
+        return result;
 }
 
 /* Pause between rounds in which every endpoint failed at once (an
@@ -225,7 +268,7 @@ int etcd_post(struct etcd_client *c, const char *path, json_object *body, uint64
                 c->answer.data[0] = '\0';
                 c->answer.overflow = false;
                 t_sent = monotonic_ms();
-                cr = curl_easy_perform(c->curl);
+                cr = perform_until(c, now + (uint64_t) share_ms * 1000);
                 if (cr == CURLE_WRITE_ERROR && c->answer.overflow)
                         return etcd_fail(c, -EBADMSG, "%s: answer larger than %d bytes", url, ETCD_ANSWER_MAX);
                 if (cr != CURLE_OK) {

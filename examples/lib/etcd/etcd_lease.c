@@ -60,6 +60,10 @@ int etcd_lease_keepalive(struct etcd_client *c, int64_t id, uint64_t budget_usec
         /* A stream in gRPC; through the gateway one request, one answer. */
         r = etcd_post(c, "/v3/lease/keepalive", body, budget_usec, &sent);
         json_object_put(body);
+        /* etcd 3.4 answers TTL 0 for a lease it does not have; an etcd that
+         * answers "lease not found" instead says the same. */
+        if (r == -ENOENT)
+                return etcd_fail(c, -ESTALE, "lease %" PRId64 " is gone: %s", id, "not found");
         if (r < 0)
                 return r;
         r = etcd_parse_keepalive(c->answer.data, c->answer.len, id, ret);

@@ -38,7 +38,8 @@
  * After any error etcd_errmsg() says what happened.
  *
  * Resources: one client holds one curl handle (its connections to at most
- * one per endpoint) and fixed buffers; an answer larger than
+ * one per endpoint; a multi handle drives it, so that a request ends at the
+ * client's deadline whatever curl retries inside) and fixed buffers; an answer larger than
  * ETCD_ANSWER_MAX is refused (-EBADMSG). A watch holds one more curl
  * handle and a buffer of the same bound.
  *
@@ -97,7 +98,7 @@ int etcd_lease_grant(struct etcd_client *c, int64_t ttl_sec, uint64_t budget_use
                      struct etcd_lease *ret);
 /* Renews lease id. 0 with ret->ttl_sec > 0: etcd counts the TTL again from
  * when it received the request. -ESTALE when etcd answers that the lease
- * is gone (TTL 0: expired or revoked): the holder lost it and must stop
+ * is gone (TTL 0, or "not found": expired or revoked): the holder lost it and must stop
  * acting at once. Any other error says nothing about the lease: the holder
  * keeps acting only until etcd_lease_deadline_ms() of its last success. */
 int etcd_lease_keepalive(struct etcd_client *c, int64_t id, uint64_t budget_usec,
