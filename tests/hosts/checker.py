@@ -257,6 +257,8 @@ def measure_takeovers(events, r):
         else:
             gens = sorted({gen for _, _, gen in later})
             if gens:
+                r.bad("%s at %d ms deposed a healthy leader: %d failover(s), generation %d -> %s"
+                      % (s["name"], s["t"], len(gens), g, ", ".join(map(str, gens))))
                 r.say("  %s at %d ms: %d spurious failover(s), generation %d -> %s"
                       % (s["name"], s["t"], len(gens), g, ", ".join(map(str, gens))))
             per.setdefault(s["name"] + " (failovers)", []).append(len(gens))
@@ -318,6 +320,8 @@ def measure_write_rate(events, r):
         during = sum(1 for w in writes if a <= w < b) / (span / 1e6)
         before = sum(1 for w in writes if a - span <= w < a) / (span / 1e6)
         out.append((before, during))
+        if during < before / 2:
+            r.bad("latency at %d ms: fenced writes fell to %.1f/s from %.1f/s (under half)" % (s["t"], during, before))
         r.say("latency at %d ms for %.0f s: fenced writes %.1f/s before, %.1f/s during (%.0f %%)"
               % (s["t"], span / 1e6, before, during, 100.0 * during / before if before else 0))
     return out

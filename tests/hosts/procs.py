@@ -77,9 +77,13 @@ class Proc:
             # CLOCK_BOOTTIME) read offset from everyone else's.
             argv = ["unshare", "--time", "--monotonic", str(self.time_offset_s),
                     "--boottime", str(self.time_offset_s), "--"] + argv
+        # systemd starts services with SIGPIPE ignored (IgnoreSIGPIPE=yes,
+        # the default): so do we, unless --sigpipe-default asks for the
+        # disposition a plain shell gives (Python ignores SIGPIPE itself;
+        # restore_signals puts it back to the default in the child).
         self.p = subprocess.Popen(self.run.net.cmd(self.host, *argv), env=env, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
+                                  start_new_session=True, restore_signals=self.run.args.sigpipe_default)
         LineRecorder(h, self.src, self.p.stdout, os.path.join(root, self.src + ".log"))
         h.add("proc", src=self.src, what="start", pid=self.p.pid, host=self.host)
         self.starts += 1

@@ -239,6 +239,8 @@ def main():
                     help="how long leader-cut-store lasts (default: 2 to 3 leases, seeded)")
     ap.add_argument("--latency-on", choices=("all", "members"), default="all",
                     help="whose outgoing packets the latency nemesis holds (default all hosts)")
+    ap.add_argument("--sigpipe-default", action="store_true",
+                    help="start the daemons with SIGPIPE's default action (a shell's), not ignored (systemd's)")
     ap.add_argument("--settle", type=float, default=60)
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep", action="store_true")

@@ -125,6 +125,21 @@ class CheckerTest(unittest.TestCase):
         h = clean_history() + [ev(20_000, "proc", src="m2", what="died", status=-11)]
         self.assertViolation(h, "m2 exited on its own at 20000 ms with status -11 (signal 11)")
 
+    def test_failover_under_a_nemesis_that_deposes_nobody(self):
+        h = clean_history() + [ev(20_000, "nemesis", name="standby-cut-store", phase="start", target="m3",
+                                  generation=2, seconds=5),
+                               status(22_000, "m1", "leader (generation 3)"),
+                               ev(25_000, "nemesis", name="standby-cut-store", phase="end", target="m3", dropped=9)]
+        self.assertViolation(h, "standby-cut-store at 20000 ms deposed a healthy leader")
+
+    def test_latency_that_starves_the_leader(self):
+        h = clean_history() + [ev(20_000, "nemesis", name="latency", phase="start", target="all", generation=2),
+                               ev(25_000, "nemesis", name="latency", phase="end", target="all", held=500)]
+        # Writes before 20 s, none during.
+        h = [e for e in h if not (e["kind"] == "write" and T0_RT * 1000 + 20_000_000 <= e["at_us"])]
+        h += [write(3000 + i, 15_000 + 10 * i, 2, "m2") for i in range(500)]
+        self.assertViolation(h, "fenced writes fell to 0.0/s")
+
     def test_cut_member_silence_is_measured_not_failed(self):
         h = [e for e in clean_history() if not (e["kind"] == "pet" and e["src"] == "m1" and 11_000 < e["t"] < 14_000)]
         r = self.verdict(h)
