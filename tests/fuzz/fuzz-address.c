@@ -17,15 +17,6 @@
 #include "address.h"
 #include "fuzz-target.h"
 
-#define CHECK(cond)                                                                 \
-        do {                                                                        \
-                if (!(cond)) {                                                      \
-                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, \
-                                __LINE__, #cond);                                   \
-                        abort();                                                    \
-                }                                                                   \
-        } while (0)
-
 #define INPUT_MAX 512
 
 static bool clean(const char *s) {

@@ -17,15 +17,6 @@
 #include "duration.h"
 #include "fuzz-target.h"
 
-#define CHECK(cond)                                                                 \
-        do {                                                                        \
-                if (!(cond)) {                                                      \
-                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, \
-                                __LINE__, #cond);                                   \
-                        abort();                                                    \
-                }                                                                   \
-        } while (0)
-
 #define INPUT_MAX 64
 
 static const struct {

@@ -16,15 +16,6 @@
 #include "fuzz-target.h"
 #include "sdlive-internal.h"
 
-#define CHECK(cond)                                                                 \
-        do {                                                                        \
-                if (!(cond)) {                                                      \
-                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, \
-                                __LINE__, #cond);                                   \
-                        abort();                                                    \
-                }                                                                   \
-        } while (0)
-
 #define SELF 4242
 
 /* s with the leading zeros of each number removed ("vsock:007:0" ->

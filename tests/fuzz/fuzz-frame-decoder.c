@@ -15,15 +15,6 @@
 #include "frame.h"
 #include "fuzz-target.h"
 
-#define CHECK(cond)                                                                 \
-        do {                                                                        \
-                if (!(cond)) {                                                      \
-                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, \
-                                __LINE__, #cond);                                   \
-                        abort();                                                    \
-                }                                                                   \
-        } while (0)
-
 static bool known_error(int r) {
         return r == -ENOMEM || (r <= FRAME_ETRUNCATED && r >= FRAME_ETRAILING);
 }

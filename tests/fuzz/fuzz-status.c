@@ -11,48 +11,8 @@
 #include <string.h>
 
 #include "fuzz-target.h"
+#include "utf8-valid.h"
 #include "sdlive-internal.h"
-
-#define CHECK(cond)                                                                 \
-        do {                                                                        \
-                if (!(cond)) {                                                      \
-                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, \
-                                __LINE__, #cond);                                   \
-                        abort();                                                    \
-                }                                                                   \
-        } while (0)
-
-static bool utf8_valid(const unsigned char *s, size_t len) {
-        for (size_t i = 0; i < len;) {
-                unsigned char c = s[i];
-                size_t n;
-                uint32_t cp, min;
-
-                if (c < 0x80) {
-                        i++;
-                        continue;
-                } else if ((c & 0xe0) == 0xc0) {
-                        n = 2, cp = c & 0x1f, min = 0x80;
-                } else if ((c & 0xf0) == 0xe0) {
-                        n = 3, cp = c & 0x0f, min = 0x800;
-                } else if ((c & 0xf8) == 0xf0) {
-                        n = 4, cp = c & 0x07, min = 0x10000;
-                } else {
-                        return false;
-                }
-                if (i + n > len)
-                        return false;
-                for (size_t k = 1; k < n; k++) {
-                        if ((s[i + k] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (s[i + k] & 0x3f);
-                }
-                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-                i += n;
-        }
-        return true;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static char out[SDLIVE_NOTIFY_MAX + 1];

@@ -15,15 +15,6 @@
 #include "fuzz-target.h"
 #include "store_url.h"
 
-#define CHECK(cond)                                                                 \
-        do {                                                                        \
-                if (!(cond)) {                                                      \
-                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, \
-                                __LINE__, #cond);                                   \
-                        abort();                                                    \
-                }                                                                   \
-        } while (0)
-
 /* The accepting reading: kind, or 0 for a refusal. */
 static int reference(const char *url, const char **rest) {
         size_t len = strlen(url), n;

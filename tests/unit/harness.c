@@ -206,40 +206,6 @@ bool harness_line_value(const char *msg, const char *key, char *out, size_t size
         return false;
 }
 
-bool harness_utf8_valid(const char *str, size_t len) {
-        const unsigned char *s = (const unsigned char *) str;
-
-        for (size_t i = 0; i < len;) {
-                unsigned char c = s[i];
-                size_t n;
-                uint32_t cp, min;
-
-                if (c < 0x80) {
-                        i++;
-                        continue;
-                } else if ((c & 0xe0) == 0xc0) {
-                        n = 2, cp = c & 0x1f, min = 0x80;
-                } else if ((c & 0xf0) == 0xe0) {
-                        n = 3, cp = c & 0x0f, min = 0x800;
-                } else if ((c & 0xf8) == 0xf0) {
-                        n = 4, cp = c & 0x07, min = 0x10000;
-                } else {
-                        return false;
-                }
-                if (i + n > len)
-                        return false;
-                for (size_t k = 1; k < n; k++) {
-                        if ((s[i + k] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (s[i + k] & 0x3f);
-                }
-                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-                i += n;
-        }
-        return true;
-}
-
 int harness_count_sockets(void) {
         DIR *dir = opendir("/proc/self/fd");
         struct dirent *e;

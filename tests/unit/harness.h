@@ -62,8 +62,6 @@ unsigned harness_line_count(const char *msg);
 bool harness_has_line(const char *msg, const char *line);
 /* Value of the "KEY=" line in msg copied to out, or false. */
 bool harness_line_value(const char *msg, const char *key, char *out, size_t size);
-/* Strict UTF-8 validation (no overlongs, surrogates or values > U+10FFFF). */
-bool harness_utf8_valid(const char *s, size_t len);
 
 /* Number of sockets among this process's open descriptors, or -errno. */
 int harness_count_sockets(void);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "utf8-valid.h"
 
 #define SEC SDLIVE_USEC_PER_SEC
 #define NOTIFY_MAX 4096
@@ -148,7 +149,7 @@ static void test_status_long_utf8(void **state) {
                         assert_true(sdlive_notify_status(f->d, "%s", in) > 0);
                         text = status_text(f);
                         print_message("char %zu pad %zu: message %zu bytes\n", c, pad, strlen(f->buf));
-                        assert_true(harness_utf8_valid(text, strlen(text)));
+                        assert_true(utf8_valid(text, strlen(text)));
                         /* Cut, not rewritten: a prefix of the input... */
                         assert_memory_equal(text, in, strlen(text));
                         /* ...and cut only as far as needed. */
@@ -175,7 +176,7 @@ static void test_status_invalid_utf8(void **state) {
                 assert_true(sdlive_notify_status(f->d, "%s", inputs[i]) > 0);
                 text = status_text(f);
                 print_message("\"%s\"\n", text);
-                assert_true(harness_utf8_valid(text, strlen(text)));
+                assert_true(utf8_valid(text, strlen(text)));
                 /* The ASCII around the bad bytes survives. */
                 assert_memory_equal(text, inputs[i], 4);
         }
