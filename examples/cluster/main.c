@@ -120,10 +120,28 @@ static void record_lease(const struct cluster *c, uint64_t generation) {
         snprintf(rec.lease, sizeof(rec.lease), "%s", LEASE_NAME);
         snprintf(rec.holder, sizeof(rec.holder), "%s", c->o->node);
         snprintf(rec.invocation, sizeof(rec.invocation), "%s", lease_record_invocation());
-        r = lease_record_write(c->o->lease_record, &rec);
-        if (r < 0)
-                log_warning("cannot write the lease record %s (a death will wait for the lease to expire): %s",
-                            c->o->lease_record, strerror(-r));
+        r = lease_record_this_process(&rec);
+        if (r >= 0)
+                r = lease_record_write(c->o->lease_record, &rec);
+        if (r < 0) {
+                log_error("cannot write the lease record %s: %s; release after death is off for this term "
+                          "(a death waits for the lease to expire)", c->o->lease_record, strerror(-r));
+                sdlive_notify_status(c->d, "leader (generation %llu): cannot write the lease record %s (%s)",
+                                     (unsigned long long) generation, c->o->lease_record, strerror(-r));
+        }
+}
+
+/* A lease record that could never be written stops the daemon at start:
+ * a foreign file in its place, or a directory another user can write,
+ * would otherwise turn the release after death off unnoticed. */
+static int check_lease_record(const struct cluster *c) {
+        char why[512];
+
+        if (!c->o->lease_record || lease_record_check(c->o->lease_record, why, sizeof(why)) >= 0)
+                return 0;
+        log_error("cannot keep the lease record: %s", why);
+        sdlive_notify_status(c->d, "cannot keep the lease record: %s", why);
+        return -EPERM;
 }
 
 /* One term of leadership, from a won election to the loss of the lease. */
@@ -256,7 +274,7 @@ int main(int argc, char **argv) {
                 log_notice("fault injection armed: the election loop spins once %s exists", o.spin_file);
         if (supervision_start(&c.d, SDLIVE_HANDLE_SIGNALS) < 0)
                 return EXIT_FAILURE;
-        if (monitor_start(&m, c.d) < 0)
+        if (monitor_start(&m, c.d) < 0 || check_lease_record(&c) < 0)
                 goto out;
 
         c.lock_timeout_usec = min_u64(LOCK_TIMEOUT_MAX_USEC, o.poll_usec);

@@ -14,8 +14,19 @@ enum release_outcome release_after_death(const struct release_config *c) {
         struct lease_record rec;
         struct store *s = NULL;
         enum release_outcome outcome;
+        char why[512];
         int r;
 
+        if (!c->invocation || !c->invocation[0]) {
+                log_error("no $INVOCATION_ID: --release-after-death runs as its unit's ExecStopPost=, where "
+                          "systemd names the run; run by hand it could release a live leader's lease: refused");
+                return RELEASE_REFUSED;
+        }
+        r = lease_record_check(c->record_path, why, sizeof(why));
+        if (r < 0 && r != -ENOENT) {
+                log_error("lease record refused: %s", why);
+                return RELEASE_REFUSED;
+        }
         r = lease_record_read(c->record_path, &rec);
         if (r == -ENOENT) {
                 log_info("no lease record at %s: nothing to release", c->record_path);
@@ -34,6 +45,19 @@ enum release_outcome release_after_death(const struct release_config *c) {
                 log_info("lease record %s is from another run (%s): nothing to release", c->record_path,
                          rec.invocation[0] ? rec.invocation : "outside systemd");
                 return RELEASE_NOTHING;
+        }
+        r = lease_record_process_gone(&rec);
+        if (r == 0) {
+                log_warning("lease record %s: its leader (pid %d) is still running: lease %s generation %llu "
+                            "is not released", c->record_path, (int) rec.pid, rec.lease,
+                            (unsigned long long) rec.generation);
+                return RELEASE_REFUSED;
+        }
+        if (r < 0) {
+                log_warning("cannot tell whether the leader of lease record %s (pid %d) is gone (%s): "
+                            "lease %s generation %llu is left to expire", c->record_path, (int) rec.pid,
+                            strerror(-r), rec.lease, (unsigned long long) rec.generation);
+                return RELEASE_REFUSED;
         }
 
         r = store_open(c->store_url, &s);

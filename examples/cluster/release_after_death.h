@@ -9,10 +9,15 @@
  * the store to release exactly that (lease, holder, generation).
  *
  * It releases nothing unless every one of these holds:
- *   - the record is valid and safe to read (lease_record_read());
+ *   - it runs with an invocation id ($INVOCATION_ID, set by systemd for
+ *     every Exec*= of a run): run by hand, outside a unit, it refuses;
+ *   - the record is valid and safe to read (lease_record_read(), in a
+ *     directory private to its owner);
  *   - it names the expected lease and this node as holder;
- *   - it was written by this service invocation ($INVOCATION_ID; both
- *     empty outside systemd), so a record left by an earlier run is inert;
+ *   - it was written by this service invocation, so a record left by an
+ *     earlier run is inert;
+ *   - the process that wrote it is gone (no process has its pid with its
+ *     start time): a live leader's lease is never released;
  *   - the store still has the lease as (holder, generation), checked and
  *     changed in one statement: a lease acquired since by another member,
  *     or by a newer incarnation of this one (a higher generation), is left
@@ -37,7 +42,7 @@ struct release_config {
         const char *lease;          /* the expected lease name */
         const char *node;           /* this member */
         const char *record_path;
-        const char *invocation;     /* this run's invocation id, "" if none */
+        const char *invocation;     /* this run's invocation id; "" refuses */
         uint64_t lock_timeout_usec; /* 0: 500 ms */
 };
 

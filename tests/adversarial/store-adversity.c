@@ -63,6 +63,8 @@ static void remove_store(const char *db) {
         unlink(name);
         snprintf(name, sizeof name, "%s-shm", db);
         unlink(name);
+        snprintf(name, sizeof name, "%s-released", db);
+        unlink(name);
 }
 
 /* Entries of dir, sorted, one string. */

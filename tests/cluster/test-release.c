@@ -2,20 +2,24 @@
 /* Releasing a dead leader's lease (--release-after-death) against a real
  * SQLite store: it releases exactly the recorded (lease, holder,
  * generation) of this run and nothing else — not another member's lease,
- * not a newer generation of our own, not with a record of another run —
- * leaves the lease to expire when the store cannot be reached, and refuses
- * records it cannot trust (symlink, foreign owner, writable by others, not
- * a regular file, oversized, malformed). */
+ * not a newer generation of our own, not with a record of another run, not
+ * run without an invocation id, not while the recorded leader process
+ * lives — leaves the lease to expire when the store cannot be reached, and
+ * refuses records it cannot trust (symlink, foreign owner, writable by
+ * others, not a regular file, oversized, malformed, in a directory another
+ * user can write). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -28,6 +32,8 @@
 #define MSEC 1000u
 #define TTL (60 * 1000 * MSEC)
 #define INVOCATION "0123456789abcdef0123456789abcdef"
+/* The pid and start lines of a record, where the values do not matter. */
+#define PROCESS "pid=1\nstart=1\n"
 
 typedef struct fixture {
         struct temp_store t;
@@ -71,12 +77,46 @@ static int teardown(void **state) {
         return 0;
 }
 
-/* a acquires the lease and records it, as a leader does. */
+static void write_text(const char *path, const char *text);
+
+/* The pid and start time of a child that reported them and exited; reaped
+ * unless keep_zombie. */
+static void child_process(struct lease_record *r, bool keep_zombie) {
+        struct lease_record child = { 0 };
+        int fds[2], status;
+        pid_t pid;
+
+        assert_int_equal(pipe(fds), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                bool ok = lease_record_this_process(&child) == 0 &&
+                          write(fds[1], &child, sizeof(child)) == (ssize_t) sizeof(child);
+                _exit(ok ? 0 : 1);
+        }
+        close(fds[1]);
+        assert_int_equal(read(fds[0], &child, sizeof(child)), sizeof(child));
+        close(fds[0]);
+        if (keep_zombie)
+                while (waitid(P_PID, (id_t) pid, &(siginfo_t) { 0 }, WEXITED | WNOWAIT) < 0)
+                        assert_int_equal(errno, EINTR);
+        else {
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        assert_int_equal(child.pid, pid);
+        r->pid = child.pid;
+        r->start_time = child.start_time;
+}
+
+/* a acquires the lease and records it, as a leader does; the leader
+ * process is gone by the time the step runs. */
 static void a_leads_and_records(fixture *f) {
         struct lease_record r = { .lease = "cluster", .holder = "a", .invocation = INVOCATION };
 
         assert_int_equal(store_lease_acquire(f->s, "cluster", "a", TTL, &f->generation), 0);
         r.generation = f->generation;
+        child_process(&r, false);
         assert_int_equal(lease_record_write(f->record, &r), 0);
 }
 
@@ -117,7 +157,8 @@ static void refuses_another_members_lease(void **state) {
         expect_holder(f, "b", b);
         /* A record naming b (b's own lease, exactly) is not ours to act on. */
         assert_int_equal(lease_record_write(f->record, &(struct lease_record) {
-                .lease = "cluster", .holder = "b", .generation = b, .invocation = INVOCATION }), 0);
+                .lease = "cluster", .holder = "b", .generation = b, .invocation = INVOCATION, .pid = 1,
+                .start_time = 1 }), 0);
         assert_int_equal(release_after_death(&f->c), RELEASE_REFUSED);
         expect_holder(f, "b", b);
 }
@@ -141,8 +182,86 @@ static void refuses_a_record_of_another_run(void **state) {
         f->c.invocation = "fedcba9876543210fedcba9876543210";
         assert_int_equal(release_after_death(&f->c), RELEASE_NOTHING);
         f->c.invocation = "";
-        assert_int_equal(release_after_death(&f->c), RELEASE_NOTHING);
+        assert_int_equal(release_after_death(&f->c), RELEASE_REFUSED);
         expect_holder(f, "a", f->generation);
+}
+
+/* Run by hand, outside a unit: no invocation id, and a leader started by
+ * hand recorded none either ("-"). Empty must not match empty. */
+static void refuses_to_run_without_an_invocation(void **state) {
+        fixture *f = *state;
+        struct lease_record r = { .lease = "cluster", .holder = "a" };
+
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "a", TTL, &f->generation), 0);
+        r.generation = f->generation;
+        child_process(&r, false);
+        assert_int_equal(lease_record_write(f->record, &r), 0);
+        f->c.invocation = "";
+        assert_int_equal(release_after_death(&f->c), RELEASE_REFUSED);
+        expect_holder(f, "a", f->generation);
+        assert_int_equal(access(f->record, F_OK), 0);
+}
+
+/* The record's leader is this very process, alive: nothing is released,
+ * whatever invocation id the step was given. A record whose pid now
+ * belongs to another process (another start time), or to a zombie, names
+ * a leader that is gone. */
+static void refuses_while_its_leader_lives(void **state) {
+        fixture *f = *state;
+        struct lease_record r = { .lease = "cluster", .holder = "a", .invocation = INVOCATION };
+
+        assert_int_equal(store_lease_acquire(f->s, "cluster", "a", TTL, &f->generation), 0);
+        r.generation = f->generation;
+        assert_int_equal(lease_record_this_process(&r), 0);
+        assert_int_equal(r.pid, getpid());
+        assert_int_equal(lease_record_process_gone(&r), 0);
+        assert_int_equal(lease_record_write(f->record, &r), 0);
+        assert_int_equal(release_after_death(&f->c), RELEASE_REFUSED);
+        expect_holder(f, "a", f->generation);
+
+        r.start_time++;
+        assert_int_equal(lease_record_process_gone(&r), 1);
+        child_process(&r, true);
+        assert_int_equal(lease_record_process_gone(&r), 1); /* a zombie */
+        assert_int_equal(waitpid(r.pid, NULL, 0), r.pid);
+        assert_int_equal(lease_record_write(f->record, &r), 0);
+        assert_int_equal(release_after_death(&f->c), RELEASE_DONE);
+}
+
+/* A record directory another user could write — sticky like /tmp, or
+ * group-writable — is refused for every use: there, a name of ours could
+ * be created by someone else first (the temporary file, to keep the
+ * record from being written). */
+static void refuses_a_directory_others_can_write(void **state) {
+        fixture *f = *state;
+        static const mode_t shared[] = { 01777, 0770 };
+        struct lease_record r;
+        char why[512], tmp[200];
+
+        a_leads_and_records(f);
+        assert_int_equal(lease_record_read(f->record, &r), 0);
+        assert_int_equal(lease_record_check(f->record, why, sizeof(why)), 0);
+        for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+                assert_int_equal(chmod(f->t.dir, shared[i]), 0);
+                assert_int_equal(lease_record_check(f->record, why, sizeof(why)), -EPERM);
+                assert_non_null(strstr(why, "writable by"));
+                assert_int_equal(lease_record_read(f->record, &r), -EPERM);
+                assert_int_equal(lease_record_write(f->record, &r), -EPERM);
+                assert_int_equal(release_after_death(&f->c), RELEASE_REFUSED);
+                expect_holder(f, "a", f->generation);
+        }
+        assert_int_equal(chmod(f->t.dir, 0700), 0);
+        /* In a private directory a temporary file left by anyone is
+         * replaced (only root can put another user's file there). */
+        snprintf(tmp, sizeof(tmp), "%s.tmp", f->record);
+        write_text(tmp, "planted");
+        if (geteuid() == 0) {
+                assert_int_equal(chown(tmp, 65534, 65534), 0);
+                assert_int_equal(chmod(tmp, 0400), 0);
+        }
+        assert_int_equal(lease_record_write(f->record, &r), 0);
+        assert_int_equal(access(tmp, F_OK), -1);
+        assert_int_equal(release_after_death(&f->c), RELEASE_DONE);
 }
 
 /* The database's write lock is held elsewhere: the step gives up within its
@@ -198,20 +317,27 @@ static void refuses_untrusted_records(void **state) {
         struct lease_record r;
         static const char *const malformed[] = {
                 "",
-                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\n",
-                "sdlive-lease-record 1\nholder=a\nlease=cluster\ngeneration=@G\ninvocation=" INVOCATION "\n",
-                "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=0@G\ninvocation=" INVOCATION "\n",
-                "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\nx=1\n",
-                "sdlive-lease-record 1\nlease=cluster\nholder=a b\ngeneration=@G\ninvocation=" INVOCATION "\n",
-                "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G99999999999999999999\ninvocation=-\n",
-                "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=0123\n",
-                ("sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION),
+                /* The format before records named their process. */
+                "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\n",
+                "sdlive-lease-record 3\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\n" PROCESS,
+                "sdlive-lease-record 2\nholder=a\nlease=cluster\ngeneration=@G\ninvocation=" INVOCATION "\n" PROCESS,
+                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=0@G\ninvocation=" INVOCATION "\n" PROCESS,
+                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\n" PROCESS "x=1\n",
+                "sdlive-lease-record 2\nlease=cluster\nholder=a b\ngeneration=@G\ninvocation=" INVOCATION "\n" PROCESS,
+                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G99999999999999999999\ninvocation=-\n" PROCESS,
+                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=0123\n" PROCESS,
+                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\npid=0\nstart=1\n",
+                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\npid=99999999999\nstart=1\n",
+                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\npid=1\n",
+                "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\npid=1\nstart=01\n",
+                ("sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=@G\ninvocation=" INVOCATION "\npid=1\nstart=1"),
         };
 
         a_leads_and_records(f);
         assert_int_equal(lease_record_read(f->record, &r), 0);
-        snprintf(good, sizeof(good), "sdlive-lease-record 1\nlease=cluster\nholder=a\ngeneration=%llu\n"
-                 "invocation=" INVOCATION "\n", (unsigned long long) f->generation);
+        snprintf(good, sizeof(good), "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=%llu\n"
+                 "invocation=" INVOCATION "\npid=%d\nstart=%llu\n", (unsigned long long) f->generation,
+                 (int) r.pid, (unsigned long long) r.start_time);
 
         for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
                 fill(text, sizeof(text), malformed[i], f->generation);
@@ -262,7 +388,8 @@ static void refuses_untrusted_records(void **state) {
 static void writing_follows_no_symlink(void **state) {
         fixture *f = *state;
         char tmp[200], target[200];
-        struct lease_record r = { .lease = "cluster", .holder = "a", .generation = 3 }, back;
+        struct lease_record r = { .lease = "cluster", .holder = "a", .generation = 3, .pid = 1, .start_time = 1 },
+                            back;
         struct stat st;
 
         snprintf(tmp, sizeof(tmp), "%s.tmp", f->record);
@@ -287,7 +414,7 @@ static void writing_follows_no_symlink(void **state) {
  * neither replaced nor removed. */
 static void leaves_what_is_not_a_record_alone(void **state) {
         fixture *f = *state;
-        struct lease_record r = { .lease = "cluster", .holder = "a", .generation = 3 };
+        struct lease_record r = { .lease = "cluster", .holder = "a", .generation = 3, .pid = 1, .start_time = 1 };
         struct stat st;
         char text[16] = "";
         FILE *in;
@@ -336,6 +463,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(refuses_another_members_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(refuses_a_newer_generation_of_our_own, setup, teardown),
                 cmocka_unit_test_setup_teardown(refuses_a_record_of_another_run, setup, teardown),
+                cmocka_unit_test_setup_teardown(refuses_to_run_without_an_invocation, setup, teardown),
+                cmocka_unit_test_setup_teardown(refuses_while_its_leader_lives, setup, teardown),
+                cmocka_unit_test_setup_teardown(refuses_a_directory_others_can_write, setup, teardown),
                 cmocka_unit_test_setup_teardown(unreachable_store_leaves_the_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(refuses_untrusted_records, setup, teardown),
                 cmocka_unit_test_setup_teardown(writing_follows_no_symlink, setup, teardown),

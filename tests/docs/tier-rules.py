@@ -36,12 +36,13 @@ import tempfile
 # library's public header; "monotonic" the clock helper.
 PARTS = {
     "monotonic": set(),
+    "trusted_dir": set(),
     "frame": {"monotonic"},
     "tls": {"frame", "monotonic"},
-    "store": {"monotonic"},
+    "store": {"monotonic", "trusted_dir"},
     "etcd": {"monotonic"},
-    "common": {"monotonic", "sdlive"},
-    "coordinator": {"store", "frame", "tls", "common", "monotonic", "sdlive"},
+    "common": {"monotonic", "sdlive", "trusted_dir"},
+    "coordinator": {"store", "frame", "tls", "common", "monotonic", "sdlive", "trusted_dir"},
 }
 DAEMON_MAY_REACH = set(PARTS) | {"sdlive"}
 

@@ -23,6 +23,15 @@ struct store_sqlite {
         int64_t busy_since;   /* CLOCK_MONOTONIC when the current lock wait began */
         char *released_path;  /* <path>-released: touched on release */
         int watch_fd;         /* inotify on the database's directory, or -1 */
+        /* While watch_fd >= 0 (sqlite_listen.c): the fd listeners poll, an
+         * epoll of watch_fd and wake_timer_fd, a timer that makes an
+         * announcement held back by the rate limit due; when the next
+         * announcement may be reported (CLOCK_MONOTONIC), and whether one
+         * is held back. */
+        int wake_fd;
+        int wake_timer_fd;
+        int64_t next_report_usec;
+        bool report_held;
         bool readonly;
         bool opened;                      /* once: never create the file again */
         char store_id[STORE_ID_MAX + 1];  /* of the file open now */
@@ -75,7 +84,12 @@ int sqlite_same_store(struct store *s);
 int sqlite_follow_store(struct store *s);
 const char *sqlite_identity(const struct store *s);
 
-/* Release announcements (sqlite_listen.c). */
+/* Release announcements (sqlite_listen.c). sqlite_check_directory() is
+ * run once by a read-write open, before the file is opened: the
+ * database's directory must be private to its owner (trusted_dir.h), and
+ * <database>-released is created there, or must already be, as a regular
+ * file of the effective user. */
+int sqlite_check_directory(struct store_sqlite *q);
 void sqlite_announce_release(struct store *s);
 int sqlite_lease_listen(struct store *s, int *ret_fd);
 int sqlite_lease_notified(struct store *s);

@@ -306,6 +306,9 @@ int store_sqlite_open(const char *path, bool readonly, struct store **ret, char 
                 return -ENOMEM;
         }
         r = read_boot_id(q);
+        /* Before anything is created: a directory private to its owner. */
+        if (r >= 0 && !readonly)
+                r = sqlite_check_directory(q);
         if (r >= 0)
                 r = connect_db(q);
         if (r < 0) {
@@ -323,8 +326,7 @@ void sqlite_close(struct store *s) {
         struct store_sqlite *q = to_sqlite(s);
 
         sqlite_disconnect(q);
-        if (q->watch_fd >= 0)
-                close(q->watch_fd);
+        sqlite_lease_unlisten(s);
         free(q->released_path);
         free(q->path);
         free(q);

@@ -20,6 +20,13 @@
  * names it), -ENOTDIR, -ENOENT ... */
 int trusted_dir_open(const char *path, char *why, size_t size);
 
+/* As trusted_dir_open(), and the directory itself is writable by its owner
+ * only: not by group or others, sticky or not. For directories whose
+ * entries are trusted by name (a store's side files, a lease record): in a
+ * sticky directory another user could still create a name of ours first.
+ * -EPERM with `why` when it is writable by others. */
+int trusted_dir_open_private(const char *path, char *why, size_t size);
+
 /* Splits path into its directory (copied into dir, "." when there is none)
  * and its last component (a pointer into path). -EINVAL when the last
  * component is empty, "." or "..", -ENAMETOOLONG when dir does not fit. */

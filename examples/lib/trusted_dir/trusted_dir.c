@@ -76,6 +76,26 @@ int trusted_dir_open(const char *path, char *why, size_t size) {
         return fd;
 }
 
+int trusted_dir_open_private(const char *path, char *why, size_t size) {
+        struct stat st;
+        int fd = trusted_dir_open(path, why, size);
+
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+                snprintf(why, size, "%s is writable by %s (mode %04o): it must be writable by its owner only",
+                         path, (st.st_mode & S_IWOTH) ? "others" : "its group", (unsigned) (st.st_mode & 07777));
+                close(fd);
+                return -EPERM;
+        }
+        return fd;
+}
+
 int trusted_dir_split(const char *path, char *dir, size_t size, const char **name) {
         const char *slash = strrchr(path, '/');
         size_t len;
