@@ -16,9 +16,14 @@
 #include <netinet/in.h>
 #include <linux/tcp.h>
 
+#include "monotonic.h"
+
 /* Threads in the connection list at most: the served places, the handshake
  * places and as many evicted handshakes on their way out. */
 #define THREADS_MAX (COORDINATOR_CONNECTIONS_MAX + 2 * COORDINATOR_PREAUTH_MAX)
+/* A handshake younger than this is never evicted: at most
+ * COORDINATOR_PREAUTH_MAX evictions per EVICT_AGE_MS, whatever arrives. */
+#define EVICT_AGE_MS 100
 
 static size_t handshakes_from(const struct coordinator *c, const char *source) {
         size_t n = 0;
@@ -40,10 +45,16 @@ static bool silent(int fd) {
         return info.tcpi_bytes_received == 0;
 }
 
-/* The handshake a newcomer whose source holds `own` places may take the
- * place of: of the source holding the most places (more than own), a
- * silent one before one that talks, the oldest first. NULL: none. */
-static struct conn *victim(struct coordinator *c, size_t own) {
+/* The handshake a newcomer may take the place of, NULL: none. A newcomer
+ * that already talks (its first bytes arrived before it was accepted, as a
+ * worker's ClientHello does) may take the place of any silent handshake
+ * (no byte received), the oldest first. Otherwise, and when no handshake
+ * is silent, only one of a source holding more places than the newcomer's
+ * (`own`) and older than EVICT_AGE_MS (so that a flood cannot spin the
+ * places): a silent one first, then of the source holding the most, then
+ * the oldest. */
+static struct conn *victim(struct coordinator *c, size_t own, bool talking) {
+        int64_t young = monotonic_ms() - EVICT_AGE_MS;
         struct conn *best = NULL;
         size_t best_count = 0;
         bool best_silent = false;
@@ -51,13 +62,23 @@ static struct conn *victim(struct coordinator *c, size_t own) {
         for (struct conn *x = c->conns; x; x = x->next) {
                 if (!x->preauth || x->evicted)
                         continue;
-                size_t count = handshakes_from(c, x->source);
-                if (count <= own)
+                /* The cheap tests first: a silent newcomer is refused in
+                 * microseconds while every place is young. */
+                bool old_enough = x->since_ms <= young, quiet;
+                size_t count = 0;
+                if (!talking && !old_enough)
                         continue;
-                bool quiet = silent(x->fd);
-                if (!best || count > best_count ||
-                    (count == best_count && (quiet > best_silent ||
-                                             (quiet == best_silent && x->since_ms < best->since_ms)))) {
+                if (old_enough) {
+                        count = handshakes_from(c, x->source);
+                        if (!talking && count <= own)
+                                continue;
+                }
+                quiet = silent(x->fd);
+                if (talking && !quiet && (!old_enough || count <= own))
+                        continue;
+                if (!best || quiet > best_silent ||
+                    (quiet == best_silent && (count > best_count ||
+                                              (count == best_count && x->since_ms < best->since_ms)))) {
                         best = x;
                         best_count = count;
                         best_silent = quiet;
@@ -80,7 +101,7 @@ int conn_admit(struct coordinator *c, struct conn *k) {
         if (own >= COORDINATOR_PREAUTH_PER_SOURCE)
                 return -EAGAIN;
         if (c->n_preauth >= COORDINATOR_PREAUTH_MAX) {
-                struct conn *x = victim(c, own);
+                struct conn *x = victim(c, own, !silent(k->fd));
                 if (!x)
                         return -EAGAIN;
                 /* Its handshake fails at once; its thread frees the rest. */

@@ -45,9 +45,10 @@
  * at most this many at once, at most COORDINATOR_PREAUTH_PER_SOURCE from
  * one source (an IPv4 address, an IPv6 /64), each for at most
  * COORDINATOR_PREAUTH_HANDSHAKE_MS. When the budget is full a newcomer
- * takes the place of the oldest handshake of the source holding the most,
- * silent ones (no byte received) first, or is refused when no source holds
- * more than its own would. */
+ * that already talks takes the place of a silent handshake (no byte
+ * received); otherwise a newcomer takes the place of one at least 100 ms
+ * old of a source holding more places than its own, or is refused
+ * (budget.c has the order). */
 #define COORDINATOR_PREAUTH_MAX 64
 #define COORDINATOR_PREAUTH_PER_SOURCE 16
 #define COORDINATOR_PREAUTH_HANDSHAKE_MS 2000

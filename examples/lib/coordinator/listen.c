@@ -25,9 +25,10 @@
 #include "trusted_dir.h"
 
 #define LISTEN_BACKLOG 64
-/* TCP: a burst up to the connection cap waits in the kernel's queue
- * rather than in SYN retransmits. */
-#define LISTEN_TCP_BACKLOG COORDINATOR_CONNECTIONS_MAX
+/* TCP: a burst (the connection cap, or a flood refused at once) waits in
+ * the kernel's queue rather than in SYN retransmits of a worker's
+ * connection; the listener drains it quickly. */
+#define LISTEN_TCP_BACKLOG (4 * COORDINATOR_CONNECTIONS_MAX)
 /* Connections taken off each listener's queue per wake-up: a burst of
  * connections refused at once must not fill the kernel's queue, where a
  * worker's connection would wait for a SYN retransmit. */
