@@ -20,6 +20,7 @@
 #define QUEUE_MAX 64  /* ASSIGNs received, not started (the coordinator's window is smaller) */
 #define UNSENT_MAX 64 /* RESULTs finished while disconnected */
 #define STATUS_EVERY 100
+#define STUCK_INTERVALS 2
 
 struct late_result {
         coordinator_assign a; /* payload unused */
@@ -196,20 +197,26 @@ static bool heartbeat_withheld(const jobmode *m) {
         return m->running && monotonic_usec() - last >= m->o.link.heartbeat_usec;
 }
 
-/* An executor that stopped moving takes no work: the worker leaves the
+/* An executor that stopped moving (no progress for STUCK_INTERVALS
+ * heartbeat intervals: past a heartbeat withheld, before the coordinator's
+ * timeout of at least three intervals) takes no work: the worker leaves the
  * coordinator (which requeues the jobs of its window at once rather than
  * after reaping it) and does not connect again until the job moves or
  * ends. Without this, each reconnect would take a window of jobs the
  * executor never starts, pinned for a worker timeout every time. */
 static void check_stuck(jobmode *m) {
         char silent[DURATION_FORMAT_MAX];
-        bool stuck = heartbeat_withheld(m);
+        uint64_t last = job_last_progress_usec();
+
+        if (last < m->started_usec)
+                last = m->started_usec;
+        bool stuck = m->running && monotonic_usec() - last >= STUCK_INTERVALS * m->o.link.heartbeat_usec;
 
         if (stuck == m->stuck)
                 return;
         m->stuck = stuck;
         if (stuck) {
-                duration_format(silent, sizeof(silent), m->o.link.heartbeat_usec);
+                duration_format(silent, sizeof(silent), STUCK_INTERVALS * m->o.link.heartbeat_usec);
                 log_warning("executor stuck on job %" PRIu64 "/%" PRIu64 " (no progress for %s): taking no work "
                             "until it moves", m->current.run, m->current.job, silent);
                 if (connected(m)) {
@@ -234,10 +241,15 @@ static uint64_t wait_usec(const jobmode *m) {
         uint64_t now = monotonic_usec(), w;
 
         /* Stuck: look again at the heartbeat pace whether it moves. */
-        if (m->stuck || (m->running && !connected(m) && heartbeat_withheld(m)))
+        if (m->stuck)
                 return m->o.link.heartbeat_usec / 8;
-        if (!connected(m))
-                return m->next_connect_usec > now ? m->next_connect_usec - now : 0;
+        if (!connected(m)) {
+                w = m->next_connect_usec > now ? m->next_connect_usec - now : 0;
+                /* A job running meanwhile may get stuck before we connect. */
+                if (m->running && w > m->o.link.heartbeat_usec / 8)
+                        w = m->o.link.heartbeat_usec / 8;
+                return w;
+        }
         w = coordinator_link_wait_usec(m->link);
         /* A withheld heartbeat stays due: look again soon, not at once. */
         if (coordinator_link_heartbeat_due(m->link) && heartbeat_withheld(m))
