@@ -224,7 +224,8 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
         *ret = c;
         return 0;
 fail:
-        /* Only reached while the writer's start-up is over or never began. */
+        /* A start-up still going on stops between its store calls. */
+        atomic_store(&c->stop_deadline_usec, (int64_t) monotonic_usec());
         stop_writer(c);
         free_coordinator(c);
         return r;
