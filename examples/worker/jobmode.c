@@ -20,6 +20,7 @@
 #define QUEUE_MAX 64  /* ASSIGNs received, not started (the coordinator's window is smaller) */
 #define UNSENT_MAX 64 /* RESULTs finished while disconnected */
 #define STATUS_EVERY 100
+#define STUCK_INTERVALS 2
 
 struct late_result {
         coordinator_assign a; /* payload unused */
@@ -37,6 +38,8 @@ typedef struct jobmode {
         coordinator_assign queue[QUEUE_MAX];
         size_t q_head, q_len;
         bool running;
+        uint64_t started_usec; /* when the current job was handed to the executor */
+        bool stuck;            /* the executor has not moved for a heartbeat interval */
         coordinator_assign current;
         struct late_result unsent[UNSENT_MAX];
         size_t n_unsent;
@@ -53,7 +56,10 @@ static bool connected(const jobmode *m) {
 static void report_status(jobmode *m) {
         if (sdlive_progress_stalled(m->d, NULL, 0) > 0)
                 return; /* STATUS= names the stalled loop: keep it */
-        if (connected(m))
+        if (m->stuck)
+                sdlive_notify_status(m->d, "executor stuck on job %" PRIu64 "/%" PRIu64 ": taking no work until "
+                                     "it moves; %" PRIu64 " jobs done", m->current.run, m->current.job, m->done);
+        else if (connected(m))
                 sdlive_notify_status(m->d, "serving the coordinator at %s; %" PRIu64 " jobs done",
                                      coordinator_link_address(m->link), m->done);
         else
@@ -114,10 +120,13 @@ static void try_connect(jobmode *m) {
         report_status(m);
 }
 
+static void check_stuck(jobmode *m);
+
 static void result_ready(jobmode *m, const job_result *res) {
         const coordinator_assign *a = &m->current;
 
         m->running = false;
+        check_stuck(m);
         m->done++;
         if (connected(m) &&
             coordinator_link_send_result(m->link, a, res->outcome, res->outcome ? "failed" : "") == 0) {
@@ -173,15 +182,52 @@ static void start_next(jobmode *m) {
                         return; /* cannot happen while !running; keep the job */
                 m->current = *a;
                 m->running = true;
+                m->started_usec = monotonic_usec();
         }
 }
 
 /* Heartbeats prove this worker moves: while idle the main loop itself is
- * the progress; during a job, only a job that stamped progress within the
- * last interval is vouched for. */
+ * the progress; during a job, only a job that stamped progress (or
+ * started) within the last interval is vouched for. */
 static bool heartbeat_withheld(const jobmode *m) {
-        return m->running &&
-               monotonic_usec() - job_last_progress_usec() >= m->o.link.heartbeat_usec;
+        uint64_t last = job_last_progress_usec();
+
+        if (last < m->started_usec)
+                last = m->started_usec;
+        return m->running && monotonic_usec() - last >= m->o.link.heartbeat_usec;
+}
+
+/* An executor that stopped moving (no progress for STUCK_INTERVALS
+ * heartbeat intervals: past a heartbeat withheld, before the coordinator's
+ * timeout of at least three intervals) takes no work: the worker leaves the
+ * coordinator (which requeues the jobs of its window at once rather than
+ * after reaping it) and does not connect again until the job moves or
+ * ends. Without this, each reconnect would take a window of jobs the
+ * executor never starts, pinned for a worker timeout every time. */
+static void check_stuck(jobmode *m) {
+        char silent[DURATION_FORMAT_MAX];
+        uint64_t last = job_last_progress_usec();
+
+        if (last < m->started_usec)
+                last = m->started_usec;
+        bool stuck = m->running && monotonic_usec() - last >= STUCK_INTERVALS * m->o.link.heartbeat_usec;
+
+        if (stuck == m->stuck)
+                return;
+        m->stuck = stuck;
+        if (stuck) {
+                duration_format(silent, sizeof(silent), STUCK_INTERVALS * m->o.link.heartbeat_usec);
+                log_warning("executor stuck on job %" PRIu64 "/%" PRIu64 " (no progress for %s): taking no work "
+                            "until it moves", m->current.run, m->current.job, silent);
+                if (connected(m)) {
+                        coordinator_link_close(m->link, "executor stuck: jobs left for other workers");
+                        disconnected(m);
+                }
+        } else {
+                log_notice("executor moving again: asking for work");
+                m->next_connect_usec = monotonic_usec();
+        }
+        report_status(m);
 }
 
 static void maybe_heartbeat(jobmode *m) {
@@ -194,8 +240,16 @@ static void maybe_heartbeat(jobmode *m) {
 static uint64_t wait_usec(const jobmode *m) {
         uint64_t now = monotonic_usec(), w;
 
-        if (!connected(m))
-                return m->next_connect_usec > now ? m->next_connect_usec - now : 0;
+        /* Stuck: look again at the heartbeat pace whether it moves. */
+        if (m->stuck)
+                return m->o.link.heartbeat_usec / 8;
+        if (!connected(m)) {
+                w = m->next_connect_usec > now ? m->next_connect_usec - now : 0;
+                /* A job running meanwhile may get stuck before we connect. */
+                if (m->running && w > m->o.link.heartbeat_usec / 8)
+                        w = m->o.link.heartbeat_usec / 8;
+                return w;
+        }
         w = coordinator_link_wait_usec(m->link);
         /* A withheld heartbeat stays due: look again soon, not at once. */
         if (coordinator_link_heartbeat_due(m->link) && heartbeat_withheld(m))
@@ -209,7 +263,8 @@ static int loop(jobmode *m) {
 
         for (;;) {
                 fault_switch_check(m->wedge);
-                if (!connected(m) && monotonic_usec() >= m->next_connect_usec)
+                check_stuck(m);
+                if (!connected(m) && !m->stuck && monotonic_usec() >= m->next_connect_usec)
                         try_connect(m);
                 int r = sdlive_wait_fd(m->d, m->epfd, POLLIN, wait_usec(m));
                 if (r == SDLIVE_WAKE_STOP)

@@ -176,16 +176,18 @@ echo "plain TCP: 20 connections, $dropped dropped by the coordinator, $((after -
 [ "$after_fds" -le "$before_fds" ] || fail "plain TCP connections cost store descriptors"
 grep -q "worker .* connected" "$T/cluster.log" && fail "a peer without a certificate got to HELLO"
 
-# A silent client is cut off at the handshake bound (5 s).
+# A silent client is cut off at the handshake bound (2 s).
 t0=$(now_ms)
 (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && timeout 20 cat <&3 >/dev/null 2>&1)
 silent_ms=$(( $(now_ms) - t0 ))
-echo "silent client cut off after $silent_ms ms (bound 5000 ms)"
-[ "$silent_ms" -ge 4500 ] && [ "$silent_ms" -le 9000 ] || fail "silent client held for $silent_ms ms"
+echo "silent client cut off after $silent_ms ms (bound 2000 ms)"
+[ "$silent_ms" -ge 1800 ] && [ "$silent_ms" -le 5000 ] || fail "silent client held for $silent_ms ms"
 
-# A flood of silent clients: handshakes in progress count against the
-# connection cap (256), the surplus is refused at once, and all are cut
-# off at the handshake bound, after which a worker is served again.
+# A flood of silent clients from one address: handshakes in progress hold
+# places of their own budget, 16 per source address (never one of the 256
+# places of authenticated workers); the surplus is refused at once, the 16
+# are cut off at the handshake bound, and a worker is served all along
+# (tests/adversarial/tls-handshake-flood.c measures that under churn).
 read -r opened over open_ms < <(python3 -c '
 import socket, sys, time
 t0 = time.monotonic()
@@ -207,14 +209,15 @@ while time.monotonic() < end:
             except OSError:
                 entry[2] = time.monotonic()
     time.sleep(0.05)
-# Closed well before the 5 s handshake bound: refused at accept.
-fast = sum(1 for _, at, closed in socks if closed is not None and closed - at < 4)
+# Closed well before the 2 s handshake bound: refused at accept.
+fast = sum(1 for _, at, closed in socks if closed is not None and closed - at < 1.5)
 print(len(socks), fast, int(opened * 1000))
 ' "$PORT")
-echo "flood: $opened silent connections opened in $open_ms ms, $over closed within 4 s (beyond the cap of 256)"
-[ "$open_ms" -lt 4500 ] || fail "flood: opening took $open_ms ms, too long to judge against the 5 s bound"
-[ "$opened" = 266 ] && [ "$over" -ge 10 ] && [ "$over" -le 20 ] ||
-        fail "flood: $over of $opened closed at once, expected 10 (the surplus over 256)"
+echo "flood: $opened silent connections opened in $open_ms ms, $over closed within 1.5 s (beyond the 16" \
+     "handshakes one address may hold)"
+[ "$open_ms" -lt 1500 ] || fail "flood: opening took $open_ms ms, too long to judge against the 2 s bound"
+[ "$opened" = 266 ] && [ "$over" -ge 245 ] && [ "$over" -le 250 ] ||
+        fail "flood: $over of $opened closed at once, expected 250 (the surplus over 16)"
 
 # A worker whose HELLO name is not its certificate's.
 "$WORKER" --coordinator "$ADDR" --identity w1 --tls-cert "$T/w2.pem" --tls-key "$T/w2.key" \

@@ -32,9 +32,6 @@
 /* The final batch of an ending connection is retried this often before
  * the coordinator gives up and fails (a restart requeues everything). */
 #define REQUEUE_TRIES 5
-/* The longest a TCP client may take over its TLS handshake (never more
- * than the worker timeout). */
-#define TLS_HANDSHAKE_TIMEOUT_MS 5000
 /* Frames handled per wake-up before the loop looks at its other duties. */
 #define RECEIVE_BUDGET 64
 /* RESULTs received and not yet recorded; a full list is recorded at once. */
@@ -204,11 +201,21 @@ static int exchange(struct session *s) {
                 const struct store_claim *j = &q.claims[i];
                 s->inflight[s->n_inflight++] = (struct inflight) { j->run, j->job, j->attempt };
         }
+        /* Completions after a verdict that ends the connection are counted
+         * too, so the statistics follow what the store recorded (finish()
+         * sends them again: a counted one comes back a duplicate, not
+         * counted twice). */
+        int verdict = 0;
         for (size_t i = 0; i < q.n_results; i++) {
-                r = result_done(s, &s->pending[i]);
-                if (r < 0)
-                        return r;
+                if (verdict < 0) {
+                        if (s->pending[i].status == STORE_RECORD_COUNTED)
+                                atomic_fetch_add(&s->c->stats.counted, 1);
+                        continue;
+                }
+                verdict = result_done(s, &s->pending[i]);
         }
+        if (verdict < 0)
+                return verdict;
         s->n_pending = 0;
         if (q.want && q.got < q.want)
                 s->idle = true;
@@ -405,11 +412,22 @@ static void serve(struct session *s) {
         }
 }
 
+/* Waits ms for a retry, or less when the coordinator stops meanwhile. */
+static void retry_pause(struct session *s, int ms) {
+        struct pollfd p = { .fd = s->c->stop_fd, .events = POLLIN };
+
+        (void) poll(&p, 1, ms);
+}
+
 /* The connection's last batch: RESULTs still pending are recorded and
  * every job still in flight here (and any of our window whose RESULT
  * could not be recorded) goes back to pending; a job another connection
- * holds is never requeued for a RESULT naming it here. Fails the coordinator when the store
- * will not take them (a restart requeues everything). */
+ * holds is never requeued for a RESULT naming it here. While serving, a
+ * batch the store will not take is retried a few times, then fails the
+ * coordinator (a restart requeues everything). Once the coordinator stops
+ * there is one try, within the stop's time for store work: what it could
+ * not do stays in flight in the store, and the next start (of this leader
+ * or the next) requeues it; RESULTs not recorded are work done again. */
 static void finish(struct session *s) {
         struct store_requeue rq[COORDINATOR_WINDOW_MAX + PENDING_MAX];
         struct job_request q = { .results = s->pending, .n_results = s->n_pending, .requeues = rq };
@@ -425,11 +443,13 @@ static void finish(struct session *s) {
                                                                       s->pending[i].attempt, false };
         for (int attempt = 0; attempt < REQUEUE_TRIES && (q.n_results || q.n_requeues); attempt++) {
                 r = writer_submit(s->c, &q);
-                if (r >= 0 || r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result))
+                if (r >= 0 || r == -ESTALE || r == -ESHUTDOWN || r == -ECANCELED || atomic_load(&s->c->result) ||
+                    coordinator_stopping(s->c))
                         break;
-                usleep(CLAIM_RETRY_MS * 1000 << attempt);
+                retry_pause(s, CLAIM_RETRY_MS << attempt);
         }
-        if (r < 0 && r != -ESTALE && r != -ESHUTDOWN && !atomic_load(&s->c->result)) {
+        bool ending = r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result) || coordinator_stopping(s->c);
+        if (r < 0 && !ending) {
                 log_error("coordinator: cannot requeue the jobs of worker %s: %s", name(s), strerror(-r));
                 coordinator_fail(s->c, r);
         }
@@ -442,7 +462,11 @@ static void finish(struct session *s) {
         }
         if (requeued)
                 atomic_fetch_add(&s->c->stats.requeued, requeued);
-        if (s->worker[0])
+        if (r < 0 && r != -ESTALE && q.n_requeues)
+                log_notice("coordinator: worker %s disconnected (%s); %zu in-flight job(s) left in flight in "
+                           "the store (%s): the next start requeues them",
+                           name(s), s->reason, q.n_requeues, strerror(-r));
+        else if (s->worker[0])
                 log_notice("coordinator: worker %s disconnected (%s); %u in-flight job(s) requeued",
                            name(s), s->reason, requeued);
         else
@@ -451,15 +475,19 @@ static void finish(struct session *s) {
 }
 
 /* The TLS handshake of a TCP connection, bounded in time (a silent or
- * slow client is cut off) and before anything else is spent on it. */
+ * slow client is cut off) and before anything else is spent on it; a
+ * certificate proven trades the handshake place for a served one. */
 static int handshake(struct session *s) {
         uint64_t window_ms = s->c->cfg.worker_timeout_usec / 1000;
-        int timeout_ms = window_ms < TLS_HANDSHAKE_TIMEOUT_MS ? (int) window_ms : TLS_HANDSHAKE_TIMEOUT_MS;
+        int timeout_ms = window_ms < COORDINATOR_PREAUTH_HANDSHAKE_MS ? (int) window_ms
+                                                                      : COORDINATOR_PREAUTH_HANDSHAKE_MS;
         char why[256];
         int r;
 
         r = tls_handshake(s->c->cfg.tls, s->k->fd, true, NULL, timeout_ms, s->c->stop_fd, &s->st.ssl, why,
                           sizeof(why));
+        if (r >= 0 && (r = conn_authenticated(s->c, s->k)) < 0)
+                snprintf(why, sizeof(why), "all %d worker places are taken", COORDINATOR_CONNECTIONS_MAX);
         if (r < 0) {
                 coordinator_log_refusal("connection %" PRIu64 " (%s) refused: %s", s->k->id, s->k->origin,
                                         why);
@@ -483,6 +511,8 @@ void *conn_main(void *userdata) {
         serve(&s);
         finish(&s);
 out:
+        /* Before the close: an eviction shuts down only a socket still open. */
+        conn_release(k->c, k);
         tls_close(s.st.ssl);
         close(k->fd);
         frame_decoder_free(s.dec);

@@ -47,22 +47,32 @@ struct coordinator {
         bool listener_running;
         pthread_t listener;
 
-        /* The coordinator's only store connection: the writer's (and, before
-         * it starts, coordinator_start()'s). */
+        /* The coordinator's only store connection, opened and used by the
+         * writer thread alone. */
         struct store *store;
         pthread_t writer;
         bool writer_running;
-        pthread_mutex_t wlock; /* guards the queue, writer_quit and filling */
+        /* Set once by coordinator_stop(): the monotonic time (usec) after
+         * which the writer drops what it is asked, INT64_MAX without a
+         * bound; 0 while serving. */
+        _Atomic int64_t stop_deadline_usec;
+        pthread_mutex_t wlock; /* guards the queue, writer_quit, filling and start_* */
         pthread_cond_t wcond;  /* a request was queued, or quit */
         pthread_cond_t wdone;  /* requests were completed */
+        pthread_cond_t wstarted; /* the start-up is over (CLOCK_MONOTONIC) */
         struct job_request *queue, **queue_tail;
         bool writer_quit;
         uint64_t filling[COORDINATOR_FILLING_MAX];
         size_t n_filling;
+        bool start_done;      /* the writer's start-up is over, start_result says how */
+        int start_result;
+        bool start_abandoned; /* coordinator_start() stopped waiting for it */
 
-        pthread_mutex_t lock; /* guards conns, n_conns and next_id */
+        pthread_mutex_t lock; /* guards conns, the counts below, next_id and conn budgets */
         struct conn *conns;
-        size_t n_conns;
+        size_t n_conns;   /* threads in the list, served or handshaking or ending */
+        size_t n_serving; /* authenticated: at most COORDINATOR_CONNECTIONS_MAX */
+        size_t n_preauth; /* handshaking, not evicted: at most COORDINATOR_PREAUTH_MAX */
         uint64_t next_id;
 
         struct {
@@ -80,6 +90,10 @@ struct conn {
         bool tls;    /* TCP through TLS: conn_main() does the handshake first */
         int kick_fd; /* eventfd: jobs may have become pending */
         char origin[64];
+        char source[48]; /* the budget key of a TLS peer: IPv4 address or IPv6 /64 */
+        int64_t since_ms; /* when it was adopted */
+        /* Guarded by c->lock: which budget the connection holds. */
+        bool preauth, evicted, serving;
         pthread_t thread;
         _Atomic bool finished; /* conn_main returned; the thread can be joined */
 };
@@ -87,8 +101,25 @@ struct conn {
 void *conn_main(void *userdata);
 
 /* coordinator_adopt() for a connection the listener accepted; tls: over
- * TCP with the configured TLS context. */
-int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls);
+ * TCP with the configured TLS context, source its budget key (see
+ * COORDINATOR_PREAUTH_MAX). Such a connection holds a handshake place
+ * until conn_authenticated(). -EMFILE (caps) or -EAGAIN (its source's
+ * share of the handshake budget is taken) are refusals. */
+int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls, const char *source);
+/* budget.c */
+/* With c->lock held: gives k the place it needs (a handshake place for a
+ * TLS peer, else a served one), perhaps evicting another handshake. 0,
+ * -EMFILE or -EAGAIN as coordinator_adopt_conn(). */
+int conn_admit(struct coordinator *c, struct conn *k);
+/* With c->lock held: conn_release(). */
+void conn_release_locked(struct coordinator *c, struct conn *k);
+/* The handshake of k proved its certificate: it trades its handshake place
+ * for a served one. -EMFILE when every served place is taken. */
+int conn_authenticated(struct coordinator *c, struct conn *k);
+/* k ends: whatever place it holds is free for another. */
+void conn_release(struct coordinator *c, struct conn *k);
+/* True once coordinator_stop() began. */
+bool coordinator_stopping(const struct coordinator *c);
 
 /* Stops the coordinator by itself with result r (first caller wins). */
 void coordinator_fail(struct coordinator *c, int r);
@@ -99,9 +130,13 @@ void coordinator_reap_finished(struct coordinator *c);
 void coordinator_kick_all(struct coordinator *c);
 
 /* writer.c */
+/* Opens the store and resumes (see coordinator_start()), then serves the
+ * queue until told to quit. */
 void *writer_main(void *userdata);
 /* Queues q and waits until the writer applied it: 0 or the batch's
- * -errno (nothing of it committed); -ESHUTDOWN once the writer quit. */
+ * -errno (nothing of it committed); -ESHUTDOWN once the writer quit (or
+ * never started); -ECANCELED when the coordinator is stopping and its time
+ * for store work is over. */
 int writer_submit(struct coordinator *c, struct job_request *q);
 
 /* listen.c */

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/ssl.h>
 
 #include "log.h"
-
-#define RESUME_LIST_MAX 16
+#include "monotonic.h"
 
 static int dup_string(const char *src, char **dst) {
         *dst = NULL;
@@ -78,48 +78,6 @@ static int validate(const struct coordinator_config *cfg) {
         return 0;
 }
 
-/* What a new leader does before serving: jobs an earlier leader left in
- * flight go back to pending (its connections are gone with it), and the
- * unfinished runs are what it resumes. A run still being created (or
- * created now) is filled by the writer, in bounded transactions. */
-static int resume_runs(struct coordinator *c) {
-        uint64_t ids[RESUME_LIST_MAX], run;
-        int r, n;
-
-        r = store_jobs_requeue(c->store, &c->cfg.fence, NULL);
-        if (r < 0) {
-                log_error("coordinator: requeueing jobs of the previous leader: %s", store_errmsg(c->store));
-                return r;
-        }
-        if (r > 0)
-                log_notice("coordinator: requeued %d job(s) left in flight by the previous leader", r);
-
-        n = store_runs_unfinished(c->store, ids, RESUME_LIST_MAX);
-        if (n < 0) {
-                log_error("coordinator: listing unfinished runs: %s", store_errmsg(c->store));
-                return n;
-        }
-        for (int i = 0; i < n; i++) {
-                struct store_run info;
-                if (store_run_read(c->store, ids[i], &info) >= 0)
-                        log_notice("coordinator: resuming run %llu: %u of %u jobs done",
-                                   (unsigned long long) ids[i], info.done_count, info.total);
-                if (c->n_filling < COORDINATOR_FILLING_MAX)
-                        c->filling[c->n_filling++] = ids[i];
-        }
-        if (n == 0 && c->cfg.run_jobs > 0) {
-                r = store_run_begin(c->store, &c->cfg.fence, c->cfg.run_jobs, &run);
-                if (r < 0) {
-                        log_error("coordinator: creating a run: %s", store_errmsg(c->store));
-                        return r;
-                }
-                log_notice("coordinator: created run %llu of %u jobs", (unsigned long long) run,
-                           c->cfg.run_jobs);
-                c->filling[c->n_filling++] = run;
-        }
-        return 0;
-}
-
 /* Once no connection loop is left to ask it anything. */
 static void stop_writer(struct coordinator *c) {
         if (!c->writer_running)
@@ -150,6 +108,7 @@ static void free_coordinator(struct coordinator *c) {
         pthread_mutex_destroy(&c->wlock);
         pthread_cond_destroy(&c->wcond);
         pthread_cond_destroy(&c->wdone);
+        pthread_cond_destroy(&c->wstarted);
         free(c->store_url);
         free(c->lease);
         free(c->holder);
@@ -164,8 +123,42 @@ static void free_coordinator(struct coordinator *c) {
         free(c);
 }
 
+/* Waits for the writer's start-up, at most cfg.caller_wait_usec when set:
+ * its result, or 0 when it goes on in the background (it then reports a
+ * failure through coordinator_fail()). */
+static int wait_start_up(struct coordinator *c) {
+        uint64_t wait = c->cfg.caller_wait_usec;
+        struct timespec until;
+        int r = 0;
+
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += (time_t) (wait / SDLIVE_USEC_PER_SEC);
+        until.tv_nsec += (long) (wait % SDLIVE_USEC_PER_SEC) * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&c->wlock);
+        while (!c->start_done && r == 0)
+                r = wait ? pthread_cond_timedwait(&c->wstarted, &c->wlock, &until)
+                         : pthread_cond_wait(&c->wstarted, &c->wlock);
+        bool done = c->start_done;
+        if (done)
+                r = c->start_result;
+        else {
+                c->start_abandoned = true;
+                r = 0;
+        }
+        pthread_mutex_unlock(&c->wlock);
+        if (!done)
+                log_notice("coordinator: the store is slow to answer: still starting, without keeping the "
+                           "caller waiting longer than %llu ms", (unsigned long long) (wait / 1000));
+        return r;
+}
+
 int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordinator_config *cfg) {
         struct coordinator *c;
+        pthread_condattr_t attr;
         int r;
 
         if (!ret || !d || !cfg || validate(cfg) < 0)
@@ -180,6 +173,10 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
         pthread_mutex_init(&c->wlock, NULL);
         pthread_cond_init(&c->wcond, NULL);
         pthread_cond_init(&c->wdone, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&c->wstarted, &attr);
+        pthread_condattr_destroy(&attr);
         c->queue_tail = &c->queue;
         r = copy_config(c, cfg);
         if (r < 0)
@@ -191,19 +188,8 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
                 goto fail;
         }
 
-        r = store_open(c->cfg.store_url, &c->store);
-        if (r < 0) {
-                log_error("coordinator: cannot open store: %s", store_errmsg(NULL));
-                goto fail;
-        }
-        r = resume_runs(c);
-        if (r < 0)
-                goto fail;
-        r = -pthread_create(&c->writer, NULL, writer_main, c);
-        if (r < 0)
-                goto fail;
-        c->writer_running = true;
-
+        /* The listeners first: they cost no store call, and a connection
+         * accepted while the writer still starts waits for it. */
         if (c->unix_path) {
                 r = c->unix_fd = listen_unix(c->unix_path);
                 if (r < 0) {
@@ -218,6 +204,13 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
                         goto fail;
                 }
         }
+        r = -pthread_create(&c->writer, NULL, writer_main, c);
+        if (r < 0)
+                goto fail;
+        c->writer_running = true;
+        r = wait_start_up(c);
+        if (r < 0)
+                goto fail;
         if (c->unix_fd >= 0 || c->tcp_fd >= 0) {
                 r = -pthread_create(&c->listener, NULL, listener_main, c);
                 if (r < 0)
@@ -231,16 +224,18 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
         *ret = c;
         return 0;
 fail:
+        /* A start-up still going on stops between its store calls. */
+        atomic_store(&c->stop_deadline_usec, (int64_t) monotonic_usec());
         stop_writer(c);
         free_coordinator(c);
         return r;
 }
 
 int coordinator_adopt(struct coordinator *c, int fd, const char *origin) {
-        return coordinator_adopt_conn(c, fd, origin, false);
+        return coordinator_adopt_conn(c, fd, origin, false, NULL);
 }
 
-int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls) {
+int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls, const char *source) {
         struct conn *k;
         int r;
 
@@ -257,7 +252,9 @@ int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bo
         k->c = c;
         k->fd = fd;
         k->tls = tls;
+        k->since_ms = monotonic_ms();
         snprintf(k->origin, sizeof(k->origin), "%s", origin ? origin : "adopted");
+        snprintf(k->source, sizeof(k->source), "%s", source ? source : "");
         k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (k->kick_fd < 0) {
                 r = -errno;
@@ -268,15 +265,15 @@ int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bo
         coordinator_reap_finished(c);
         pthread_mutex_lock(&c->lock);
         k->id = ++c->next_id;
-        if (c->n_conns >= COORDINATOR_CONNECTIONS_MAX)
-                r = -EMFILE;
-        else
+        r = conn_admit(c, k);
+        if (r == 0)
                 r = -pthread_create(&k->thread, NULL, conn_main, k);
         if (r == 0) {
                 k->next = c->conns;
                 c->conns = k;
                 c->n_conns++;
-        }
+        } else
+                conn_release_locked(c, k);
         pthread_mutex_unlock(&c->lock);
         if (r < 0)
                 goto fail;
@@ -369,12 +366,19 @@ void coordinator_stats(const struct coordinator *c, struct coordinator_stats *re
         };
 }
 
-struct coordinator *coordinator_stop(struct coordinator *c) {
-        uint64_t one = 1;
+bool coordinator_stopping(const struct coordinator *c) {
+        return atomic_load(&c->stop_deadline_usec) != 0;
+}
+
+struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordinator_stats *final) {
+        uint64_t one = 1, wait;
         struct conn *k;
 
         if (!c)
                 return NULL;
+        wait = c->cfg.caller_wait_usec;
+        atomic_store(&c->stop_deadline_usec,
+                     wait && wait < INT64_MAX / 2 ? (int64_t) (monotonic_usec() + wait) : INT64_MAX);
         (void) !write(c->stop_fd, &one, sizeof(one));
         if (c->listener_running)
                 pthread_join(c->listener, NULL);
@@ -388,6 +392,12 @@ struct coordinator *coordinator_stop(struct coordinator *c) {
                 k = next;
         }
         stop_writer(c);
+        /* Every connection's last batch is applied or dropped by now. */
+        coordinator_stats(c, final);
         free_coordinator(c);
         return NULL;
+}
+
+struct coordinator *coordinator_stop(struct coordinator *c) {
+        return coordinator_stop_final(c, NULL);
 }

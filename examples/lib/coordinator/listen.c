@@ -25,9 +25,14 @@
 #include "trusted_dir.h"
 
 #define LISTEN_BACKLOG 64
-/* TCP: a burst up to the connection cap waits in the kernel's queue
- * rather than in SYN retransmits. */
-#define LISTEN_TCP_BACKLOG COORDINATOR_CONNECTIONS_MAX
+/* TCP: a burst (the connection cap, or a flood refused at once) waits in
+ * the kernel's queue rather than in SYN retransmits of a worker's
+ * connection; the listener drains it quickly. */
+#define LISTEN_TCP_BACKLOG (4 * COORDINATOR_CONNECTIONS_MAX)
+/* Connections taken off each listener's queue per wake-up: a burst of
+ * connections refused at once must not fill the kernel's queue, where a
+ * worker's connection would wait for a SYN retransmit. */
+#define ACCEPTS_PER_WAKEUP 64
 /* A bound on the listener's sleep, so finished connection threads are
  * joined even while nobody connects. */
 #define LISTENER_TICK_MS 1000
@@ -217,41 +222,68 @@ int listen_peer_allowed(const struct coordinator *c, int fd, char *why, size_t s
         return -EPERM;
 }
 
-/* "tls 192.0.2.7:41234": the transport and the peer's address, for logs. */
-static void peer_origin(int fd, const char *transport, char *buf, size_t size) {
+/* "tls 192.0.2.7:41234": the transport and the peer's address, for logs;
+ * and its budget key in source: the IPv4 address (also when mapped in
+ * IPv6), or the /64 of an IPv6 address, where one host has many. */
+static void peer_origin(int fd, const char *transport, char *buf, size_t size, char *source, size_t source_size) {
         struct sockaddr_storage sa;
         socklen_t len = sizeof(sa);
         char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
 
-        if (getpeername(fd, (struct sockaddr *) &sa, &len) == 0)
+        snprintf(source, source_size, "?");
+        if (getpeername(fd, (struct sockaddr *) &sa, &len) == 0) {
                 (void) getnameinfo((struct sockaddr *) &sa, len, host, sizeof(host), port, sizeof(port),
                                    NI_NUMERICHOST | NI_NUMERICSERV);
+                if (sa.ss_family == AF_INET6) {
+                        struct in6_addr a = ((struct sockaddr_in6 *) &sa)->sin6_addr;
+                        if (IN6_IS_ADDR_V4MAPPED(&a))
+                                (void) inet_ntop(AF_INET, &a.s6_addr[12], source, (socklen_t) source_size);
+                        else {
+                                memset(&a.s6_addr[8], 0, 8);
+                                (void) inet_ntop(AF_INET6, &a, source, (socklen_t) source_size);
+                        }
+                } else if (sa.ss_family == AF_INET)
+                        (void) inet_ntop(AF_INET, &((struct sockaddr_in *) &sa)->sin_addr, source,
+                                         (socklen_t) source_size);
+        }
         snprintf(buf, size, strchr(host, ':') ? "%s [%s]:%s" : "%s %s:%s", transport, host, port);
 }
 
-static void accept_one(struct coordinator *c, int listen_fd, bool is_unix) {
-        char origin[64], why[128];
+/* Accepts one connection: false when the queue is empty. */
+static bool accept_one(struct coordinator *c, int listen_fd, bool is_unix) {
+        char origin[64], why[128], source[INET6_ADDRSTRLEN] = "";
         int fd, r;
 
         fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
-                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                if (errno == EINTR || errno == ECONNABORTED)
+                        return true;
+                if (errno != EAGAIN)
                         log_warning("coordinator: accept: %s", strerror(errno));
-                return;
+                return false;
         }
         if (is_unix) {
                 r = listen_peer_allowed(c, fd, why, sizeof(why));
                 if (r < 0) {
                         coordinator_log_refusal("refusing a worker: %s", r == -EPERM ? why : strerror(-r));
                         close(fd);
-                        return;
+                        return true;
                 }
                 snprintf(origin, sizeof(origin), "unix");
         } else
-                peer_origin(fd, c->cfg.tls ? "tls" : "tcp", origin, sizeof(origin));
-        r = coordinator_adopt_conn(c, fd, origin, !is_unix && c->cfg.tls);
-        if (r < 0)
+                peer_origin(fd, c->cfg.tls ? "tls" : "tcp", origin, sizeof(origin), source, sizeof(source));
+        r = coordinator_adopt_conn(c, fd, origin, !is_unix && c->cfg.tls, source);
+        if (r == -EAGAIN)
+                coordinator_log_refusal("cannot take a handshake from %s now: its share of the %d handshake "
+                                        "places is taken", origin, COORDINATOR_PREAUTH_MAX);
+        else if (r < 0)
                 coordinator_log_refusal("cannot serve a new worker (%s): %s", origin, strerror(-r));
+        return true;
+}
+
+static void accept_some(struct coordinator *c, int listen_fd, bool is_unix) {
+        for (int i = 0; i < ACCEPTS_PER_WAKEUP && accept_one(c, listen_fd, is_unix); i++)
+                ;
 }
 
 void *listener_main(void *userdata) {
@@ -271,9 +303,9 @@ void *listener_main(void *userdata) {
                 if (p[0].revents)
                         break;
                 if (r > 0 && p[1].revents)
-                        accept_one(c, c->unix_fd, true);
+                        accept_some(c, c->unix_fd, true);
                 if (r > 0 && p[2].revents)
-                        accept_one(c, c->tcp_fd, false);
+                        accept_some(c, c->tcp_fd, false);
                 coordinator_reap_finished(c);
         }
         return NULL;

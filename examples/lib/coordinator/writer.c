@@ -7,6 +7,13 @@
  * their loops. While it is idle it adds the jobs of a run still being
  * created, a bounded batch per transaction, so creating a large run never
  * holds the store's write lock or the lease row for long.
+ *
+ * The thread opens the store and resumes the runs itself, so that
+ * coordinator_start() need not wait for a slow store longer than its
+ * caller allows. Once coordinator_stop() began, what is asked after its
+ * deadline is dropped unapplied (-ECANCELED) and what comes before runs
+ * with a lock timeout cut to the time left: the stop never waits on the
+ * store for longer than cfg.caller_wait_usec and one call begun before it.
  */
 #include "coordinator-internal.h"
 
@@ -19,6 +26,8 @@
 
 #include "log.h"
 #include "monotonic.h"
+
+#define RESUME_LIST_MAX 16
 
 /* Distinct runs whose completion one batch checks. */
 #define RUNS_CHECKED_MAX 16
@@ -50,6 +59,103 @@ struct batch_space {
         struct store_claim_request *claims;
         size_t claims_cap;
 };
+
+/* What a new leader does before serving: jobs an earlier leader left in
+ * flight go back to pending (its connections are gone with it), and the
+ * unfinished runs are what it resumes. A run still being created (or
+ * created now) is filled by the writer, in bounded transactions. */
+static int resume_runs(struct coordinator *c) {
+        uint64_t ids[RESUME_LIST_MAX], run;
+        int r, n;
+
+        r = store_jobs_requeue(c->store, &c->cfg.fence, NULL);
+        if (r < 0) {
+                log_error("coordinator: requeueing jobs of the previous leader: %s", store_errmsg(c->store));
+                return r;
+        }
+        if (r > 0)
+                log_notice("coordinator: requeued %d job(s) left in flight by the previous leader", r);
+        if (coordinator_stopping(c))
+                return -ECANCELED;
+
+        n = store_runs_unfinished(c->store, ids, RESUME_LIST_MAX);
+        if (n < 0) {
+                log_error("coordinator: listing unfinished runs: %s", store_errmsg(c->store));
+                return n;
+        }
+        for (int i = 0; i < n && !coordinator_stopping(c); i++) {
+                struct store_run info;
+                if (store_run_read(c->store, ids[i], &info) >= 0)
+                        log_notice("coordinator: resuming run %llu: %u of %u jobs done",
+                                   (unsigned long long) ids[i], info.done_count, info.total);
+                if (c->n_filling < COORDINATOR_FILLING_MAX)
+                        c->filling[c->n_filling++] = ids[i];
+        }
+        if (n == 0 && c->cfg.run_jobs > 0 && !coordinator_stopping(c)) {
+                r = store_run_begin(c->store, &c->cfg.fence, c->cfg.run_jobs, &run);
+                if (r < 0) {
+                        log_error("coordinator: creating a run: %s", store_errmsg(c->store));
+                        return r;
+                }
+                log_notice("coordinator: created run %llu of %u jobs", (unsigned long long) run,
+                           c->cfg.run_jobs);
+                c->filling[c->n_filling++] = run;
+        }
+        return 0;
+}
+
+/* Opens the store with the configured lock timeout and resumes. */
+static int start_up(struct coordinator *c) {
+        int r = store_open(c->cfg.store_url, &c->store);
+
+        if (r < 0) {
+                log_error("coordinator: cannot open store: %s", store_errmsg(NULL));
+                return r;
+        }
+        if (c->cfg.lock_timeout_usec && (r = store_set_lock_timeout(c->store, c->cfg.lock_timeout_usec)) < 0) {
+                log_error("coordinator: cannot set the store's lock timeout: %s", store_errmsg(c->store));
+                return r;
+        }
+        return resume_runs(c);
+}
+
+/* Microseconds left for store work: UINT64_MAX while serving or without a
+ * bound, 0 once the stop's deadline passed. */
+static uint64_t time_left_usec(const struct coordinator *c) {
+        int64_t deadline = atomic_load(&c->stop_deadline_usec);
+        uint64_t now;
+
+        if (deadline == 0 || deadline == INT64_MAX)
+                return UINT64_MAX;
+        now = monotonic_usec();
+        return (uint64_t) deadline > now ? (uint64_t) deadline - now : 0;
+}
+
+/* Before a store call while stopping: cuts the lock timeout to the time
+ * left. False when there is none. */
+static bool within_stop(struct coordinator *c) {
+        uint64_t left = time_left_usec(c), limit = c->cfg.lock_timeout_usec;
+
+        if (left == UINT64_MAX)
+                return true;
+        if (left < 1000)
+                return false;
+        if (!limit || left < limit)
+                (void) store_set_lock_timeout(c->store, left);
+        return true;
+}
+
+/* Completes every request of list with r, unapplied. */
+static void complete_all(struct coordinator *c, struct job_request *list, int r) {
+        pthread_mutex_lock(&c->wlock);
+        for (struct job_request *q = list; q; q = q->next) {
+                q->r = r;
+                q->got = 0;
+                q->done = true;
+        }
+        pthread_cond_broadcast(&c->wdone);
+        pthread_mutex_unlock(&c->wlock);
+}
 
 /* Logs each run of the counted RESULTs that is now complete. The runs
  * table alone says whether a run is unfinished (one row per run). */
@@ -143,7 +249,7 @@ static bool apply(struct coordinator *c, struct batch_space *sp, struct job_requ
         }
         if (r >= 0 && (b.n_results || b.n_claims))
                 atomic_fetch_add(&c->stats.batches, 1);
-        if (r >= 0 && b.counted)
+        if (r >= 0 && b.counted && within_stop(c))
                 log_completed_runs(c, &b);
         n_results = n_requeues = n_claims = 0;
         pthread_mutex_lock(&c->wlock);
@@ -198,13 +304,24 @@ static void fill_step(struct coordinator *c) {
 void *writer_main(void *userdata) {
         struct coordinator *c = userdata;
         struct batch_space sp = { 0 };
+        int r = start_up(c);
 
         pthread_mutex_lock(&c->wlock);
+        c->start_done = true;
+        c->start_result = r;
+        if (r < 0) {
+                /* Whoever asks from now on is told at once. */
+                c->writer_quit = true;
+                if (c->start_abandoned && !coordinator_stopping(c))
+                        coordinator_fail(c, r);
+        }
+        pthread_cond_broadcast(&c->wstarted);
         for (;;) {
                 struct job_request *list;
                 bool short_claim = false;
 
-                while (!c->queue && !c->writer_quit && !(c->n_filling && !atomic_load(&c->result)))
+                while (!c->queue && !c->writer_quit &&
+                       !(c->n_filling && !atomic_load(&c->result) && !coordinator_stopping(c)))
                         pthread_cond_wait(&c->wcond, &c->wlock);
                 if (!c->queue && c->writer_quit)
                         break;
@@ -214,9 +331,14 @@ void *writer_main(void *userdata) {
                 pthread_mutex_unlock(&c->wlock);
 
                 /* Once applied, list is the waiters' again. */
-                if (list)
+                if (list && r < 0)
+                        complete_all(c, list, -ESHUTDOWN);
+                else if (list && !within_stop(c))
+                        complete_all(c, list, -ECANCELED);
+                else if (list)
                         short_claim = apply(c, &sp, list);
-                if (c->n_filling && !atomic_load(&c->result) && (!list || short_claim))
+                if (r >= 0 && c->n_filling && !atomic_load(&c->result) && !coordinator_stopping(c) &&
+                    (!list || short_claim))
                         fill_step(c);
                 pthread_mutex_lock(&c->wlock);
         }

@@ -36,8 +36,22 @@
 
 #define COORDINATOR_WINDOW_DEFAULT 16
 #define COORDINATOR_WINDOW_MAX 64
-/* Worker connections served at once; more are refused (logged). */
+/* Worker connections served at once; more are refused (logged). Only a
+ * connection whose peer is authenticated takes one: a unix peer whose
+ * credentials are allowed, a TCP peer once its TLS handshake proved a
+ * certificate (or any TCP peer in the explicit clear-text mode). */
 #define COORDINATOR_CONNECTIONS_MAX 256
+/* TLS handshakes in progress, the budget of peers not yet authenticated:
+ * at most this many at once, at most COORDINATOR_PREAUTH_PER_SOURCE from
+ * one source (an IPv4 address, an IPv6 /64), each for at most
+ * COORDINATOR_PREAUTH_HANDSHAKE_MS. When the budget is full a newcomer
+ * that already talks takes the place of a silent handshake (no byte
+ * received); otherwise a newcomer takes the place of one at least 100 ms
+ * old of a source holding more places than its own, or is refused
+ * (budget.c has the order). */
+#define COORDINATOR_PREAUTH_MAX 64
+#define COORDINATOR_PREAUTH_PER_SOURCE 16
+#define COORDINATOR_PREAUTH_HANDSHAKE_MS 2000
 #define COORDINATOR_JOB_PAYLOAD_DEFAULT "noop"
 /* Where the cluster daemon listens unless told otherwise. */
 #define COORDINATOR_SOCKET_DEFAULT "/run/sdlive/coordinator.sock"
@@ -82,6 +96,17 @@ struct coordinator_config {
          * test can kill the leader between claim and commit and between a
          * RESULT's receipt and its record. */
         const char *pause_batch_file;
+        /* The lock timeout of the coordinator's store connection (SQLite
+         * busy timeout, PostgreSQL lock_timeout). 0: the store's default. */
+        uint64_t lock_timeout_usec;
+        /* The longest coordinator_start() and coordinator_stop() keep their
+         * caller waiting on the store; a leader's main loop passes its own
+         * lock timeout (at most WatchdogSec/4). 0: no bound. A start not
+         * done by then goes on in the background (its failure is then
+         * reported through the event fd); a stop drops the final batches it
+         * has no time for: their jobs stay in flight in the store until the
+         * next start requeues them. */
+        uint64_t caller_wait_usec;
 };
 
 struct coordinator_stats {
@@ -101,11 +126,14 @@ struct coordinator_stats {
 
 struct coordinator;
 
-/* Requeues every job left in flight by an earlier leader, lists the
- * unfinished runs it resumes (creating one if configured), opens the
- * listeners and starts serving. d provides the clock of the peer
- * deadlines; it must outlive the coordinator. 0 or -errno (logged):
- * -ESTALE when the fence is already refused, -EADDRINUSE, -EACCES ... */
+/* Opens the listeners, then (on the writer's thread) opens the store,
+ * requeues every job left in flight by an earlier leader, lists the
+ * unfinished runs it resumes (creating one if configured) and starts
+ * serving. d provides the clock of the peer deadlines; it must outlive the
+ * coordinator. 0 or -errno (logged): -ESTALE when the fence is already
+ * refused, -EADDRINUSE, -EACCES ... With cfg.caller_wait_usec, 0 may also
+ * mean "still starting": a later failure stops the coordinator by itself
+ * (event fd, coordinator_result()). */
 int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordinator_config *cfg);
 
 /* Serves an already connected stream socket as a worker connection and
@@ -126,8 +154,14 @@ int coordinator_result(const struct coordinator *c);
 void coordinator_stats(const struct coordinator *c, struct coordinator_stats *ret);
 
 /* Closes the listeners and every connection (requeuing their in-flight
- * jobs while the fence holds), joins the threads and frees. Accepts NULL;
- * returns NULL. */
+ * jobs while the fence holds and cfg.caller_wait_usec lasts), joins the
+ * threads and frees. Accepts NULL; returns NULL. */
 struct coordinator *coordinator_stop(struct coordinator *c);
+/* coordinator_stop() that also fills *final (when not NULL) with the
+ * statistics taken once every connection ended and its last batch was
+ * applied or dropped: the figures of the whole term, which agree with
+ * what the store recorded (stats read while serving may trail the store
+ * by the batches being committed). */
+struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordinator_stats *final);
 
 #endif

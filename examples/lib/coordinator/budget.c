@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The places a connection may hold, all guarded by c->lock: a served place
+ * (COORDINATOR_CONNECTIONS_MAX) for an authenticated peer, or a handshake
+ * place (COORDINATOR_PREAUTH_MAX, COORDINATOR_PREAUTH_PER_SOURCE per
+ * source) for a TLS peer that has not yet proved a certificate. A peer
+ * without a certificate can therefore never take a served place, and
+ * however many connections it opens it holds at most its share of the
+ * handshake places, for at most COORDINATOR_PREAUTH_HANDSHAKE_MS each.
+ */
+#include "coordinator-internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
+
+#include "monotonic.h"
+
+/* Threads in the connection list at most: the served places, the handshake
+ * places and as many evicted handshakes on their way out. */
+#define THREADS_MAX (COORDINATOR_CONNECTIONS_MAX + 2 * COORDINATOR_PREAUTH_MAX)
+/* A handshake younger than this is never evicted: at most
+ * COORDINATOR_PREAUTH_MAX evictions per EVICT_AGE_MS, whatever arrives. */
+#define EVICT_AGE_MS 100
+
+static size_t handshakes_from(const struct coordinator *c, const char *source) {
+        size_t n = 0;
+
+        for (const struct conn *x = c->conns; x; x = x->next)
+                n += x->preauth && !x->evicted && strcmp(x->source, source) == 0;
+        return n;
+}
+
+/* True when the peer of a TCP socket never sent a byte. */
+static bool silent(int fd) {
+        struct tcp_info info;
+        socklen_t len = sizeof(info);
+
+        memset(&info, 0, sizeof(info));
+        if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0 ||
+            len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(info.tcpi_bytes_received))
+                return false;
+        return info.tcpi_bytes_received == 0;
+}
+
+/* The handshake a newcomer may take the place of, NULL: none. A newcomer
+ * that already talks (its first bytes arrived before it was accepted, as a
+ * worker's ClientHello does) may take the place of any silent handshake
+ * (no byte received), the oldest first. Otherwise, and when no handshake
+ * is silent, only one of a source holding more places than the newcomer's
+ * (`own`) and older than EVICT_AGE_MS (so that a flood cannot spin the
+ * places): a silent one first, then of the source holding the most, then
+ * the oldest. */
+static struct conn *victim(struct coordinator *c, size_t own, bool talking) {
+        int64_t young = monotonic_ms() - EVICT_AGE_MS;
+        struct conn *best = NULL;
+        size_t best_count = 0;
+        bool best_silent = false;
+
+        for (struct conn *x = c->conns; x; x = x->next) {
+                if (!x->preauth || x->evicted)
+                        continue;
+                /* The cheap tests first: a silent newcomer is refused in
+                 * microseconds while every place is young. */
+                bool old_enough = x->since_ms <= young, quiet;
+                size_t count = 0;
+                if (!talking && !old_enough)
+                        continue;
+                if (old_enough) {
+                        count = handshakes_from(c, x->source);
+                        if (!talking && count <= own)
+                                continue;
+                }
+                quiet = silent(x->fd);
+                if (talking && !quiet && (!old_enough || count <= own))
+                        continue;
+                if (!best || quiet > best_silent ||
+                    (quiet == best_silent && (count > best_count ||
+                                              (count == best_count && x->since_ms < best->since_ms)))) {
+                        best = x;
+                        best_count = count;
+                        best_silent = quiet;
+                }
+        }
+        return best;
+}
+
+int conn_admit(struct coordinator *c, struct conn *k) {
+        if (c->n_conns >= THREADS_MAX)
+                return -EMFILE;
+        if (!k->tls) {
+                if (c->n_serving >= COORDINATOR_CONNECTIONS_MAX)
+                        return -EMFILE;
+                c->n_serving++;
+                k->serving = true;
+                return 0;
+        }
+        size_t own = handshakes_from(c, k->source);
+        if (own >= COORDINATOR_PREAUTH_PER_SOURCE)
+                return -EAGAIN;
+        if (c->n_preauth >= COORDINATOR_PREAUTH_MAX) {
+                struct conn *x = victim(c, own, !silent(k->fd));
+                if (!x)
+                        return -EAGAIN;
+                /* Its handshake fails at once; its thread frees the rest. */
+                (void) shutdown(x->fd, SHUT_RDWR);
+                x->evicted = true;
+                c->n_preauth--;
+        }
+        c->n_preauth++;
+        k->preauth = true;
+        return 0;
+}
+
+void conn_release_locked(struct coordinator *c, struct conn *k) {
+        if (k->preauth && !k->evicted)
+                c->n_preauth--;
+        if (k->serving)
+                c->n_serving--;
+        k->preauth = k->serving = false;
+}
+
+void conn_release(struct coordinator *c, struct conn *k) {
+        pthread_mutex_lock(&c->lock);
+        conn_release_locked(c, k);
+        pthread_mutex_unlock(&c->lock);
+}
+
+int conn_authenticated(struct coordinator *c, struct conn *k) {
+        int r = 0;
+
+        pthread_mutex_lock(&c->lock);
+        conn_release_locked(c, k);
+        if (c->n_serving >= COORDINATOR_CONNECTIONS_MAX)
+                r = -EMFILE;
+        else {
+                c->n_serving++;
+                k->serving = true;
+        }
+        pthread_mutex_unlock(&c->lock);
+        return r;
+}
