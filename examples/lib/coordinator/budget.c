@@ -7,16 +7,21 @@
  * without a certificate can therefore never take a served place, and
  * however many connections it opens it holds at most its share of the
  * handshake places, for at most COORDINATOR_PREAUTH_HANDSHAKE_MS each.
+ * The handshake itself is here too: the one thing a peer gets before it is
+ * trusted.
  */
 #include "coordinator-internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <linux/tcp.h>
 
 #include "monotonic.h"
+#include "tls.h"
 
 /* Threads in the connection list at most: the served places, the handshake
  * places and as many evicted handshakes on their way out. */
@@ -140,5 +145,21 @@ int conn_authenticated(struct coordinator *c, struct conn *k) {
                 k->serving = true;
         }
         pthread_mutex_unlock(&c->lock);
+        return r;
+}
+
+int conn_handshake(struct conn *k, SSL **ret) {
+        struct coordinator *c = k->c;
+        uint64_t window_ms = c->cfg.worker_timeout_usec / 1000;
+        int timeout_ms = window_ms < COORDINATOR_PREAUTH_HANDSHAKE_MS ? (int) window_ms
+                                                                      : COORDINATOR_PREAUTH_HANDSHAKE_MS;
+        char why[256];
+        int r;
+
+        r = tls_handshake(c->cfg.tls, k->fd, true, NULL, timeout_ms, c->stop_fd, ret, why, sizeof(why));
+        if (r >= 0 && (r = conn_authenticated(c, k)) < 0)
+                snprintf(why, sizeof(why), "all %d worker places are taken", COORDINATOR_CONNECTIONS_MAX);
+        if (r < 0)
+                coordinator_log_refusal("connection %" PRIu64 " (%s) refused: %s", k->id, k->origin, why);
         return r;
 }

@@ -414,9 +414,7 @@ static void serve(struct session *s) {
 
 /* Waits ms for a retry, or less when the coordinator stops meanwhile. */
 static void retry_pause(struct session *s, int ms) {
-        struct pollfd p = { .fd = s->c->stop_fd, .events = POLLIN };
-
-        (void) poll(&p, 1, ms);
+        (void) poll(&(struct pollfd) { .fd = s->c->stop_fd, .events = POLLIN }, 1, ms);
 }
 
 /* The connection's last batch: RESULTs still pending are recorded and
@@ -474,34 +472,12 @@ static void finish(struct session *s) {
                          s->k->origin, s->reason);
 }
 
-/* The TLS handshake of a TCP connection, bounded in time (a silent or
- * slow client is cut off) and before anything else is spent on it; a
- * certificate proven trades the handshake place for a served one. */
-static int handshake(struct session *s) {
-        uint64_t window_ms = s->c->cfg.worker_timeout_usec / 1000;
-        int timeout_ms = window_ms < COORDINATOR_PREAUTH_HANDSHAKE_MS ? (int) window_ms
-                                                                      : COORDINATOR_PREAUTH_HANDSHAKE_MS;
-        char why[256];
-        int r;
-
-        r = tls_handshake(s->c->cfg.tls, s->k->fd, true, NULL, timeout_ms, s->c->stop_fd, &s->st.ssl, why,
-                          sizeof(why));
-        if (r >= 0 && (r = conn_authenticated(s->c, s->k)) < 0)
-                snprintf(why, sizeof(why), "all %d worker places are taken", COORDINATOR_CONNECTIONS_MAX);
-        if (r < 0) {
-                coordinator_log_refusal("connection %" PRIu64 " (%s) refused: %s", s->k->id, s->k->origin,
-                                        why);
-                return r;
-        }
-        return 0;
-}
-
 void *conn_main(void *userdata) {
         struct conn *k = userdata;
         struct session s = { .k = k, .c = k->c, .st = { .fd = k->fd } };
 
         snprintf(s.reason, sizeof(s.reason), "setup failed");
-        if (k->tls && handshake(&s) < 0)
+        if (k->tls && conn_handshake(k, &s.st.ssl) < 0)
                 goto out;
         if (sdlive_peer_new(k->c->sdlive, k->c->cfg.worker_timeout_usec, k->c->cfg.heartbeat_usec,
                             &s.peer) < 0 ||

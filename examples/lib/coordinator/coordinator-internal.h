@@ -10,6 +10,7 @@
 #include "coordinator.h"
 
 struct conn;
+struct ssl_st;
 
 /* What a connection loop asks of the writer (writer.c), applied with the
  * requests of other loops in one fenced transaction. Arrays are the
@@ -113,6 +114,11 @@ int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bo
 int conn_admit(struct coordinator *c, struct conn *k);
 /* With c->lock held: conn_release(). */
 void conn_release_locked(struct coordinator *c, struct conn *k);
+/* The TLS handshake of k (a TCP connection), bounded in time (a silent or
+ * slow client is cut off) and before anything else is spent on it; a
+ * certificate proven trades k's handshake place for a served one (a
+ * refusal is logged). 0 with *ret set, or -errno. */
+int conn_handshake(struct conn *k, struct ssl_st **ret);
 /* The handshake of k proved its certificate: it trades its handshake place
  * for a served one. -EMFILE when every served place is taken. */
 int conn_authenticated(struct coordinator *c, struct conn *k);
