@@ -6,7 +6,8 @@
 #      through maintenance passes 3 x WatchdogSec long;
 #   2. its main loop wedged while its helper thread keeps running (and
 #      calling pet() every 200 ms): killed by the watchdog, SIGABRT, within
-#      max-silence + WatchdogSec + 1 s, and restarted;
+#      max-silence + WatchdogSec + 1 s, and restarted; then SIGTERM:
+#      STOPPING=1 and exit 0 within 1 s (1.5 s with the manager's part);
 #   3. an asyncio daemon whose event loop blocks: killed; the same with a
 #      helper thread petting every 50 ms and a progress loop beaten by a
 #      coroutine: killed too;
@@ -77,7 +78,14 @@ harness_wait 10 "$unit to restart" harness_prop_is "$unit" NRestarts 1
 harness_wait 10 "$unit to be active again" harness_prop_is "$unit" ActiveState active
 harness_watch_healthy 2 1 "$unit"
 echo "$unit: restarted and healthy again"
+start=$(harness_now_us)
 systemctl --user stop -- "$unit"
+stop_ms=$(harness_ms_since "$start")
+last=$(harness_deaths "$unit" | tail -n 1)
+[[ $last == "success exited 0" ]] || harness_fail "$unit: stopped with \"$last\", expected a clean exit"
+harness_notified "$unit" 'STOPPING=1' || harness_fail "$unit: no STOPPING=1"
+((stop_ms <= 1500)) || harness_fail "$unit: stop took $stop_ms ms (the daemon exits within 1 s of SIGTERM)"
+echo "$unit: SIGTERM -> STOPPING=1 and exit 0 in $stop_ms ms"
 
 # --- 3, 4: the test daemons -----------------------------------------------------
 # write_unit <name> <NotifyAccess> <mode>

@@ -40,11 +40,23 @@ def _acquire(sup, loop):
         state.users += 1
         first = state.users == 1
     if first and fd is not None:
-        loop.add_reader(fd, sup.pet)
+        loop.add_reader(fd, _on_due, sup, state)
     # A keepalive already due goes out now rather than at the next event.
     if fd is not None:
         sup.pet()
     return state
+
+
+def _on_due(sup, state):
+    """The reader: a keepalive is due. A stop requested where this module
+    did not see it (the library's own SIGTERM handler, handle_signals=True)
+    ends the waits here, within one pet interval."""
+    sup.pet()
+    if sup.stop_requested:
+        with sup._async_lock:
+            waiters = list(state.waiters)
+        for _, fut in waiters:
+            _resolve(fut, Wake.STOP)
 
 
 def _release(sup, loop, state):

@@ -184,3 +184,16 @@ def test_request_stop_from_a_python_signal_handler(clean_env):
             assert asyncio.run(main()) is Wake.STOP
         finally:
             sig.signal(sig.SIGUSR1, previous)
+
+
+def test_library_sigterm_handler_ends_idle_async_within_a_pet_interval(clean_env):
+    import signal as sig
+    with sdlive.Supervisor(handle_signals=True, pet_interval=0.05) as sup:
+        async def main():
+            loop = asyncio.get_running_loop()
+            loop.call_later(0.05, os.kill, os.getpid(), sig.SIGTERM)
+            t0 = time.monotonic()
+            r = await asyncio.wait_for(sup.idle_async(None), 2.0)  # not forever
+            return r, time.monotonic() - t0
+        r, waited = asyncio.run(main())
+        assert r is Wake.STOP and waited < 1.0
