@@ -25,6 +25,13 @@ struct store_sqlite {
         int watch_fd;         /* inotify on the database's directory, or -1 */
         bool readonly;
         bool opened;                      /* once: never create the file again */
+        /* A copy put back under the open handle (sqlite_restore.c): the
+         * fenced-write count of the store this handle saw last, the count
+         * its transaction in progress raised it to (0: none), and the
+         * highest file size and header fields it saw. */
+        int64_t writes_seen, writes_pending;
+        int64_t file_size_max;
+        uint32_t file_counter_max, file_pages_max;
         char store_id[STORE_ID_MAX + 1];  /* of the file open now */
         char bound_id[STORE_ID_MAX + 1];  /* of the incarnation we are bound to */
 };
@@ -74,6 +81,17 @@ int sqlite_set_lock_timeout(struct store *s, uint64_t usec);
 int sqlite_same_store(struct store *s);
 int sqlite_follow_store(struct store *s);
 const char *sqlite_identity(const struct store *s);
+
+/* A store copied back under the handle (sqlite_restore.c). */
+/* Takes the store as it is now as the handle's reference (at connect, and
+ * when a lease is acquired: a new term starts from whatever the store
+ * holds). */
+int sqlite_restore_adopt(struct store_sqlite *q);
+int sqlite_adopt_store(struct store *s);
+/* Inside a fenced write transaction: raises the store's fenced-write count
+ * and returns -ESTALE when the store went back behind what this handle
+ * saw (the count, or the file's size or header). */
+int sqlite_restore_check(struct store_sqlite *q);
 
 /* Release announcements (sqlite_listen.c). */
 void sqlite_announce_release(struct store *s);
