@@ -6,7 +6,8 @@
  * as "no longer ours" (-ESTALE: it steps down) instead of carrying on
  * with state that no longer matches the store; once it (or another
  * member) acquires the lease again, the term starts from the store as it
- * is. Three ways the copy comes back:
+ * is. The copy is older than a second of the leader's writes (what the
+ * store's count resolves). Three ways the copy comes back:
  *
  *   cp over the file after the log was checkpointed (the copy shows whole);
  *   cp over the file of a store that grew since the copy (the log still
@@ -133,7 +134,10 @@ static void run_case(enum way way) {
         else
                 copy_file(db, (close(open(backup, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), backup));
 
-        /* The leader goes on: more runs (the store grows), maintenance. */
+        /* The leader goes on, a while later (a member raises the store's
+         * count at most once a second): more runs (the store grows),
+         * maintenance. */
+        usleep(1100 * 1000);
         CHECK(store_run_create(s, &f, way == CP_GROWN ? 20000 : 10, &next) == 0, "run: %s", store_errmsg(s));
         CHECK(store_blob_mark_deleted(s, &f, 3) == 1, "mark: %s", store_errmsg(s));
         if (way == CP_GROWN)

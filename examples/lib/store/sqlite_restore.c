@@ -3,9 +3,12 @@
  * (`cp backup.db cluster.db`: the same inode, the same identity) or a
  * restore through the backup API under running members: the store then
  * holds state older than what the members act on. Every fenced
- * transaction raises the store's fenced-write count (store_meta
- * 'fenced_writes') and checks, with the write lock held, that the store
- * did not go back behind what this handle saw: the count, and, read
+ * transaction reads the store's fenced-write count (store_meta
+ * 'fenced_writes'; a handle raises it at most once a second, so it adds a
+ * page to the log that often and not at every commit) and checks, with
+ * the write lock held, that the store did not go back behind what this
+ * handle saw: the count, so a copy older than the last raise is caught,
+ * and, read
  * through SQLite's own file handle (never an fd of ours: closing one
  * would drop the process's POSIX locks on the file), the file's size and
  * its header's change counter and page count, which a database in WAL
@@ -46,30 +49,40 @@ static int read_file_state(struct store_sqlite *q, int64_t *size, uint32_t *coun
         return 0;
 }
 
-/* The store's fenced-write count; raised by one first when raise. */
+/* A copy older than this many microseconds of fenced writes is caught by
+ * the count (younger ones by the file, if at all). */
+#define RAISE_EVERY_USEC 1000000
+
+/* The store's fenced-write count (0: none recorded); raised by one first
+ * when raise. */
 static int fenced_writes(struct store_sqlite *q, bool raise, int64_t *ret) {
-        const char *sql = raise ? "UPDATE store_meta SET value = CAST(value AS INTEGER) + 1"
-                                  " WHERE key = 'fenced_writes' RETURNING CAST(value AS INTEGER)"
-                                : "SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fenced_writes'";
+        static const char *const sql[] = {
+                "SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'fenced_writes'",
+                "UPDATE store_meta SET value = CAST(value AS INTEGER) + 1"
+                " WHERE key = 'fenced_writes' RETURNING CAST(value AS INTEGER)",
+        };
+        int which = raise ? SQLITE_KEPT_WRITES_RAISE : SQLITE_KEPT_WRITES_READ, rc = SQLITE_OK;
         sqlite3_stmt *st;
-        int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
 
         *ret = 0;
-        if (rc == SQLITE_OK) {
+        if (!q->kept[which])
+                rc = sqlite3_prepare_v3(q->db, sql[raise], -1, SQLITE_PREPARE_PERSISTENT, &q->kept[which], NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_fail(q, rc, "count fenced writes");
+        st = q->kept[which];
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                *ret = sqlite3_column_int64(st, 0);
+        if (rc == SQLITE_ROW)
                 rc = sqlite3_step(st);
-                if (rc == SQLITE_ROW)
-                        *ret = sqlite3_column_int64(st, 0);
-                if (rc == SQLITE_ROW)
-                        rc = sqlite3_step(st);
-        }
-        sqlite3_finalize(st);
+        sqlite3_reset(st);
         return rc == SQLITE_DONE ? 0 : sqlite_fail(q, rc, "count fenced writes");
 }
 
 int sqlite_restore_adopt(struct store_sqlite *q) {
         int r = fenced_writes(q, false, &q->writes_seen);
 
-        q->writes_pending = 0;
+        q->writes_pending = q->raise_pending_usec = q->raised_at_usec = 0;
         return r < 0 ? r : read_file_state(q, &q->file_size_max, &q->file_counter_max, &q->file_pages_max);
 }
 
@@ -85,15 +98,17 @@ static int went_back(struct store_sqlite *q, const char *what, long long now, lo
 }
 
 int sqlite_restore_check(struct store_sqlite *q) {
+        int64_t now = sqlite_clock_usec(CLOCK_MONOTONIC), count, size;
+        bool raise = !q->raised_at_usec || now - q->raised_at_usec >= RAISE_EVERY_USEC;
         uint32_t counter, pages;
-        int64_t count, size;
         int r;
 
-        r = fenced_writes(q, true, &count);
+        r = fenced_writes(q, raise, &count);
         if (r < 0)
                 return r;
-        if (count > 0 && count - 1 < q->writes_seen) /* no row: a member older than the count */
-                return went_back(q, "fenced-write count", (long long) count - 1, (long long) q->writes_seen);
+        /* No row (0): a store whose members predate the count. */
+        if (count > 0 && count - raise < q->writes_seen)
+                return went_back(q, "fenced-write count", (long long) (count - raise), (long long) q->writes_seen);
         r = read_file_state(q, &size, &counter, &pages);
         if (r < 0)
                 return r;
@@ -108,5 +123,6 @@ int sqlite_restore_check(struct store_sqlite *q) {
         if (pages > q->file_pages_max)
                 q->file_pages_max = pages;
         q->writes_pending = count;
+        q->raise_pending_usec = raise ? now : 0;
         return 0;
 }
