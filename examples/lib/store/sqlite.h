@@ -15,8 +15,9 @@ struct store_sqlite {
         struct store base; /* first: struct store * converts to this */
         sqlite3 *db;
         /* Prepared once per connection, NULL until first used: the
-         * statements of enum store_stmt, then BEGIN IMMEDIATE, COMMIT, ROLLBACK. */
-        sqlite3_stmt *kept[STMT_N + 3];
+         * statements of enum store_stmt, then BEGIN IMMEDIATE, COMMIT,
+         * ROLLBACK, then the two of sqlite_restore.c (SQLITE_KEPT_*). */
+        sqlite3_stmt *kept[STMT_N + 5];
         char *path;
         char boot_id[40];
         uint64_t lock_timeout_usec;
@@ -34,9 +35,20 @@ struct store_sqlite {
         bool report_held;
         bool readonly;
         bool opened;                      /* once: never create the file again */
+        /* A copy put back under the open handle (sqlite_restore.c): the
+         * fenced-write count of the store this handle saw last, the count
+         * its transaction in progress raised it to (0: none), and the
+         * highest file size and header fields it saw. */
+        int64_t writes_seen, writes_pending;
+        int64_t raised_at_usec, raise_pending_usec; /* CLOCK_MONOTONIC of our last raise */
+        int64_t file_size_max;
+        uint32_t file_counter_max, file_pages_max;
         char store_id[STORE_ID_MAX + 1];  /* of the file open now */
         char bound_id[STORE_ID_MAX + 1];  /* of the incarnation we are bound to */
 };
+
+/* Where sqlite_restore.c keeps its statements in kept[]. */
+enum { SQLITE_KEPT_WRITES_READ = STMT_N + 3, SQLITE_KEPT_WRITES_RAISE = STMT_N + 4 };
 
 static inline struct store_sqlite *to_sqlite(struct store *s) {
         return (struct store_sqlite *) s;
@@ -83,6 +95,18 @@ int sqlite_set_lock_timeout(struct store *s, uint64_t usec);
 int sqlite_same_store(struct store *s);
 int sqlite_follow_store(struct store *s);
 const char *sqlite_identity(const struct store *s);
+
+/* A store copied back under the handle (sqlite_restore.c). */
+/* Takes the store as it is now as the handle's reference (at connect, and
+ * when a lease is acquired: a new term starts from whatever the store
+ * holds). */
+int sqlite_restore_adopt(struct store_sqlite *q);
+int sqlite_adopt_store(struct store *s);
+/* Inside a fenced write transaction: reads the store's fenced-write count
+ * (raising it when this handle last did so a second ago or more) and
+ * returns -ESTALE when the store went back behind what this handle saw
+ * (the count, or the file's size or header). */
+int sqlite_restore_check(struct store_sqlite *q);
 
 /* Release announcements (sqlite_listen.c). sqlite_check_directory() is
  * run once by a read-write open, before the file is opened: the

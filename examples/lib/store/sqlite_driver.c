@@ -204,6 +204,7 @@ int sqlite_begin(struct store *s) {
 int sqlite_abort(struct store *s, int r) {
         struct store_sqlite *q = to_sqlite(s);
 
+        q->writes_pending = q->raise_pending_usec = 0;
         if (q->db && !sqlite3_get_autocommit(q->db))
                 (void) tx(q, TX_ROLLBACK);
         return r;
@@ -217,6 +218,13 @@ int sqlite_commit(struct store *s) {
         struct store_sqlite *q = to_sqlite(s);
         int rc = tx(q, TX_COMMIT);
 
+        if (rc == SQLITE_OK && q->writes_pending) {
+                q->writes_seen = q->writes_pending;
+                q->writes_pending = 0;
+                if (q->raise_pending_usec)
+                        q->raised_at_usec = q->raise_pending_usec;
+                q->raise_pending_usec = 0;
+        }
         return rc == SQLITE_OK ? 0 : sqlite_abort(s, sqlite_fail(q, rc, "commit"));
 }
 
@@ -231,5 +239,6 @@ int sqlite_check_not_moved(struct store_sqlite *q) {
 }
 
 int sqlite_still_bound(struct store *s) {
-        return sqlite_check_not_moved(to_sqlite(s));
+        int r = sqlite_check_not_moved(to_sqlite(s));
+        return r < 0 ? r : sqlite_restore_check(to_sqlite(s));
 }

@@ -270,6 +270,11 @@ static int connect_db(struct store_sqlite *q) {
         }
         if (!q->opened)
                 memcpy(q->bound_id, q->store_id, sizeof q->bound_id);
+        /* What a copy put back later is compared with. */
+        if (!q->readonly && !q->opened && (r = sqlite_restore_adopt(q)) < 0) {
+                sqlite_disconnect(q);
+                return r;
+        }
         q->opened = true;
         return 0;
 }
@@ -363,6 +368,8 @@ int sqlite_follow_store(struct store *s) {
         r = connect_db(q);
         if (r >= 0)
                 memcpy(q->bound_id, q->store_id, sizeof q->bound_id);
+        if (r >= 0 && !q->readonly)
+                r = sqlite_restore_adopt(q); /* another store: its own history */
         return r;
 }
 

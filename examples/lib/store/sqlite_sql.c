@@ -28,6 +28,8 @@ const char sqlite_schema_sql[] =
         "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
         "INSERT OR IGNORE INTO store_meta VALUES ('schema', '" STORE_SCHEMA_VERSION "');"
         "INSERT OR IGNORE INTO store_meta VALUES ('store_id', :store_id);"
+        /* Raised by every fenced transaction (sqlite_restore.c). */
+        "INSERT OR IGNORE INTO store_meta VALUES ('fenced_writes', '0');"
         "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL,"
         "  generation INTEGER NOT NULL, expires INTEGER NOT NULL, boot_id TEXT NOT NULL);"
         "CREATE TABLE IF NOT EXISTS write_log (id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -174,6 +176,7 @@ const struct store_backend sqlite_backend = {
         .abort = sqlite_abort,
         .still_bound = sqlite_still_bound,
         .announce_release = sqlite_announce_release,
+        .adopt_store = sqlite_adopt_store,
         .lock_single_writes = true,
         .close = sqlite_close,
         .reconnect = sqlite_reconnect,

@@ -106,6 +106,9 @@ struct store_backend {
         int (*still_bound)(struct store *s);
         /* Announces a committed release. NULL: STMT_LEASE_RELEASE does. */
         void (*announce_release)(struct store *s);
+        /* After an acquisition: the term starts from the store as it is
+         * now (what still_bound() compares with). NULL: nothing to do. */
+        int (*adopt_store)(struct store *s);
         /* A single statement that reads before it writes takes the write
          * lock first (BEGIN ... COMMIT around it). */
         bool lock_single_writes;

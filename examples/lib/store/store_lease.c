@@ -65,6 +65,8 @@ int store_lease_acquire(struct store *s, const char *name, const char *holder,
         if ((r = s->backend->follow_store(s)) < 0 || (r = s->backend->connect(s)) < 0)
                 return r;
         r = lease_take(s, name, holder, ttl_usec, ret_generation);
+        if (r > 0 && s->backend->adopt_store && (r = s->backend->adopt_store(s)) >= 0)
+                r = 1;
         if (r != 0)
                 return r < 0 ? r : 0;
         r = lease_read(s, name, &info);
