@@ -73,6 +73,14 @@ static void stop(void *userdata) {
                  (unsigned long long) st.requeued, (unsigned long long) st.reaped);
 }
 
+/* The jobs cannot move while the lease is fine: the leader says so. */
+static int stalled(void *userdata, char *why, size_t size) {
+        struct coordinator_service *s = userdata;
+
+        return coordinator_stalled(s->running, why, size);
+}
+
 struct leader_service coordinator_service(struct coordinator_service *s) {
-        return (struct leader_service) { .name = "coordinator", .start = start, .stop = stop, .userdata = s };
+        return (struct leader_service) { .name = "coordinator", .start = start, .stop = stop,
+                                         .stalled = stalled, .userdata = s };
 }

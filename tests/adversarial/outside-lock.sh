@@ -12,6 +12,8 @@
 #   2. a stop requested while the lock is held (SIGTERM) stops the
 #      coordinator within WatchdogSec/2 as well, and the process exits
 #      within WatchdogSec (it also releases the lease behind the lock);
+#   On PostgreSQL the lease is kept throughout and STATUS= says the
+#   coordinator stalled while the lock lasts, and no longer after it;
 #   3. no job is lost: once the lock is gone the run completes, every job
 #      counted once (a new leader requeues what could not be requeued).
 #
@@ -71,8 +73,13 @@ s.bind(sys.argv[1])
 with open(sys.argv[2], "w", buffering=1) as out:
     while True:
         data = s.recv(4096)
-        if b"WATCHDOG=1" in data.split(b"\n"):
+        lines = data.split(b"\n")
+        if b"WATCHDOG=1" in lines:
             out.write("%d\n" % int(time.monotonic() * 1000))
+        for line in lines:
+            if line.startswith(b"STATUS="):
+                with open(sys.argv[2] + ".status", "ab") as st:
+                    st.write(b"%d " % int(time.monotonic() * 1000) + line[7:] + b"\n")
 EOF
 pids+=($!)
 wait_for 5 "the notify listener" test -S "$T/notify.sock"
@@ -158,6 +165,17 @@ echo "$backend: outside lock held $((lock_to - lock_from)) ms while serving 3 wo
      "coordinator stopped $terms time(s), lease lost $lost time(s)"
 ((gap <= GAP_MAX_MS)) || fail "keepalives stopped for ${gap} ms (bound ${GAP_MAX_MS} ms)"
 kill -0 "$leader" || fail "the leader died"
+# On PostgreSQL the lease row is not behind the jobs table: the lease is
+# kept, and the leader says in STATUS= that its jobs cannot move.
+if [[ $backend == postgresql ]]; then
+  ((lost == 0 && terms == 0)) || fail "the lease was lost behind a lock on the jobs table"
+  stalled=$(awk -v from="$lock_from" -v to="$lock_to" '$1 >= from && $1 <= to + 1000 && /coordinator stalled/' \
+              "$T/keepalives.status" | head -n 1)
+  [[ -n $stalled ]] || fail "STATUS= never said the coordinator stalled while the jobs table was locked"
+  echo "$backend: said while locked: ${stalled#* }"
+  after=$(tail -n 1 "$T/keepalives.status")
+  [[ $after != *stalled* ]] || fail "STATUS= still says stalled after the lock: $after"
+fi
 
 # --- 2. A stop requested while the lock is held ------------------------
 # The coordinator's stop (the "term over" line) comes within WatchdogSec/2

@@ -219,6 +219,14 @@ static int exchange(struct session *s) {
         s->n_pending = 0;
         if (q.want && q.got < q.want)
                 s->idle = true;
+        if (q.got && !store_fence_may_act(&s->c->cfg.fence)) {
+                /* The batch began in time but returned after the leader's
+                 * deadline for acting: its jobs are not handed out (they
+                 * stay assigned in the store, and the next term requeues
+                 * them). */
+                snprintf(s->reason, sizeof(s->reason), "lease lost (the leader's time to act ran out)");
+                return -ESTALE;
+        }
         return q.got ? send_assigns(s, q.claims, q.got) : 0;
 }
 

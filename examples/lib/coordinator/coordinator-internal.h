@@ -76,6 +76,14 @@ struct coordinator {
         size_t n_preauth; /* handshaking, not evicted: at most COORDINATOR_PREAUTH_MAX */
         uint64_t next_id;
 
+        /* Guarded by stall_lock (coordinator_stalled()): since when
+         * (CLOCK_MONOTONIC usec, 0: the last attempt succeeded) the
+         * writer's store work has kept failing, and the first failure's
+         * message. */
+        pthread_mutex_t stall_lock;
+        uint64_t failing_since_usec;
+        char failing_why[160];
+
         struct {
                 _Atomic uint64_t connections, assigned, counted, duplicates, stale,
                         requeued, reaped, protocol_errors, refused, batches;
@@ -144,6 +152,9 @@ void *writer_main(void *userdata);
  * never started); -ECANCELED when the coordinator is stopping and its time
  * for store work is over. */
 int writer_submit(struct coordinator *c, struct job_request *q);
+/* The writer's account of one attempt at store work: r < 0 other than
+ * -ESTALE starts (or continues) a stall, r >= 0 ends it. */
+void coordinator_note_store_work(struct coordinator *c, int r);
 
 /* listen.c */
 /* Logs "coordinator: <message>" at warning level for a connection refused

@@ -104,6 +104,7 @@ static void free_coordinator(struct coordinator *c) {
         if (c->event_fd >= 0)
                 close(c->event_fd);
         store_close(c->store);
+        pthread_mutex_destroy(&c->stall_lock);
         pthread_mutex_destroy(&c->lock);
         pthread_mutex_destroy(&c->wlock);
         pthread_cond_destroy(&c->wcond);
@@ -169,6 +170,7 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
                 return -ENOMEM;
         c->sdlive = d;
         c->unix_fd = c->tcp_fd = c->stop_fd = c->event_fd = -1;
+        pthread_mutex_init(&c->stall_lock, NULL);
         pthread_mutex_init(&c->lock, NULL);
         pthread_mutex_init(&c->wlock, NULL);
         pthread_cond_init(&c->wcond, NULL);
@@ -400,4 +402,31 @@ struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordin
 
 struct coordinator *coordinator_stop(struct coordinator *c) {
         return coordinator_stop_final(c, NULL);
+}
+
+void coordinator_note_store_work(struct coordinator *c, int r) {
+        pthread_mutex_lock(&c->stall_lock);
+        if (r >= 0 || r == -ESTALE)
+                c->failing_since_usec = 0;
+        else if (!c->failing_since_usec) {
+                c->failing_since_usec = monotonic_usec();
+                snprintf(c->failing_why, sizeof(c->failing_why), "%s", store_errmsg(c->store));
+        }
+        pthread_mutex_unlock(&c->stall_lock);
+}
+
+int coordinator_stalled(struct coordinator *c, char *why, size_t size) {
+        uint64_t since, now = monotonic_usec();
+        int stalled;
+
+        if (!c)
+                return 0;
+        pthread_mutex_lock(&c->stall_lock);
+        since = c->failing_since_usec;
+        stalled = since && now - since >= COORDINATOR_STALL_USEC;
+        if (stalled && why && size)
+                snprintf(why, size, "job batches failing for %llu s: %s",
+                         (unsigned long long) ((now - since) / 1000000), c->failing_why);
+        pthread_mutex_unlock(&c->stall_lock);
+        return stalled;
 }

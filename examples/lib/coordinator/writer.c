@@ -240,8 +240,10 @@ static bool apply(struct coordinator *c, struct batch_space *sp, struct job_requ
                                         .worker = q->worker, .out = q->claims, .want = q->want };
                 }
                 r = atomic_load(&c->result);
-                if (r == 0)
+                if (r == 0) {
                         r = store_jobs_batch(c->store, &c->cfg.fence, &b);
+                        coordinator_note_store_work(c, r);
+                }
                 if (r == -ESTALE)
                         coordinator_fail(c, r);
                 else if (r < 0 && !atomic_load(&c->result))
@@ -281,6 +283,8 @@ static bool apply(struct coordinator *c, struct batch_space *sp, struct job_requ
 static void fill_step(struct coordinator *c) {
         uint64_t run = c->filling[0];
         int r = store_run_fill(c->store, &c->cfg.fence, run, STORE_RUN_FILL_MAX);
+
+        coordinator_note_store_work(c, r);
 
         if (r == -ESTALE) {
                 coordinator_fail(c, r);

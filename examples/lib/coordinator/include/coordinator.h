@@ -153,6 +153,16 @@ int coordinator_result(const struct coordinator *c);
 
 void coordinator_stats(const struct coordinator *c, struct coordinator_stats *ret);
 
+/* How long the writer's store work may keep failing before the
+ * coordinator counts as stalled. */
+#define COORDINATOR_STALL_USEC (2 * 1000000ULL)
+/* 1 while every attempt at store work (job batches, creating runs) has
+ * failed for COORDINATOR_STALL_USEC or more for a reason other than the
+ * fence (a table locked by another client, the store unreachable), with a
+ * one-line reason in why; 0 while it makes progress (or c is NULL). Never
+ * blocks on the store: safe from the main loop. */
+int coordinator_stalled(struct coordinator *c, char *why, size_t size);
+
 /* Closes the listeners and every connection (requeuing their in-flight
  * jobs while the fence holds and cfg.caller_wait_usec lasts), joins the
  * threads and frees. Accepts NULL; returns NULL. */
