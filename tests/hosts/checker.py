@@ -244,7 +244,11 @@ def check_watchdog(events, r, watchdog_ms):
 def measure_takeovers(events, r):
     statuses = leader_statuses(events)
     per = {}
+    # The last nemesis's window ends with the settle: the teardown's
+    # releases that follow are no failovers.
+    settled = next((e["t"] for e in events if e["kind"] == "harness" and e["text"] == "settled"), None)
     for s, end, nxt in nemesis_windows(events):
+        nxt = nxt if nxt is not None else settled
         g = s.get("generation", 0)
         later = [(t, src, gen) for t, src, gen in statuses if t >= s["t"] and gen > g and (nxt is None or t < nxt)]
         if s["name"] in DEPOSING or s["name"].startswith("pg-failover"):
@@ -293,9 +297,15 @@ def measure_cut_leader(events, r, lease_ms, t0_rt):
         expiry = max(e["expires_us"] for e in rows) / 1000.0 - t0_rt if rows else None
         acted = [x for x in (status_stop, writes[-1] if writes else None, coord) if x is not None]
         stop = max(acted) if acted else None
-        margin = None if expiry is None or stop is None or status_stop is None else int(expiry - stop)
+        if status_stop is None:  # never said otherwise: it acted until the history ends
+            stop = max(e["t"] for e in events if e["kind"] != "write" and e["kind"] != "run")
+        margin = None if expiry is None or stop is None else int(expiry - stop)
         if margin is not None:
             margins.append(margin)
+            if margin < 0:
+                r.bad("%s at %d ms: leader %s (generation %d) acted until %d ms after the cut, %d ms after"
+                      " its lease could expire on the store's clock" % (s["name"], t0, target, g, stop - t0,
+                                                                        -margin))
 
         def rel(x):
             return "-" if x is None else "%d" % (x - t0)

@@ -10,6 +10,7 @@ import os
 import sys
 import unittest
 
+sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import checker  # noqa: E402
@@ -45,7 +46,7 @@ def clean_history():
     h += [status(1000, "m1", "leader (generation 1)"), status(1100, "m2", "standby: lease held by m1")]
     h += [lease(t, 1, "m1", done=t // 1000) for t in range(1000, 10_000, 500)]
     h += [ev(10_000, "nemesis", name="leader-cut-store", phase="start", target="m1", generation=1, seconds=6)]
-    h += [status(12_500, "m2", "leader (generation 2)"), status(14_000, "m1", "standby: store unavailable")]
+    h += [status(11_000, "m1", "standby: store unavailable"), status(12_500, "m2", "leader (generation 2)")]
     h += [lease(t, 2, "m2", done=10 + t // 1000) for t in range(12_500, 30_000, 500)]
     h += [ev(16_000, "nemesis", name="leader-cut-store", phase="end", target="m1", dropped=40)]
     for src in ("m1", "m2", "m3"):
@@ -71,8 +72,13 @@ class CheckerTest(unittest.TestCase):
         self.assertTrue(r.ok, r.text())
         text = r.text()
         self.assertIn("leader-cut-store                 1     2500     2500", text)
-        # m1 said it led until 14 s; its lease could expire at 9.5 s + 3 s.
-        self.assertIn("margin (expiry - last act, ms): min -1500", text)
+        # m1 said it led until 11 s; its lease could expire at 9.5 s + 3 s.
+        self.assertIn("margin (expiry - last act, ms): min 1500", text)
+
+    def test_cut_leader_acting_after_its_lease_expired(self):
+        h = [status(14_000, "m1", "standby: store unavailable") if e["kind"] == "status" and e["t"] == 11_000
+             else e for e in clean_history()]
+        self.assertViolation(h, "leader m1 (generation 1) acted until 4000 ms after the cut, 1500 ms after its lease")
 
     def test_two_holders_of_one_generation(self):
         h = clean_history() + [status(20_000, "m3", "leader (generation 2)")]
@@ -131,6 +137,14 @@ class CheckerTest(unittest.TestCase):
                                status(22_000, "m1", "leader (generation 3)"),
                                ev(25_000, "nemesis", name="standby-cut-store", phase="end", target="m3", dropped=9)]
         self.assertViolation(h, "standby-cut-store at 20000 ms deposed a healthy leader")
+
+    def test_teardown_release_after_the_last_nemesis_is_no_failover(self):
+        h = clean_history() + [ev(20_000, "nemesis", name="standby-cut-store", phase="start", target="m3",
+                                  generation=2, seconds=5),
+                               ev(25_000, "nemesis", name="standby-cut-store", phase="end", target="m3", dropped=9),
+                               ev(28_000, "harness", text="settled"),
+                               status(29_000, "m3", "leader (generation 3)")]
+        self.assertTrue(self.verdict(h).ok, self.verdict(h).text())
 
     def test_latency_that_starves_the_leader(self):
         h = clean_history() + [ev(20_000, "nemesis", name="latency", phase="start", target="all", generation=2),
