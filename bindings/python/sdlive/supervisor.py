@@ -269,7 +269,10 @@ class Supervisor:
                      "sdlive_notify_access") > 0
 
     def notify_raw(self, key, value):
-        """KEY=VALUE for a field with no call of its own (validated)."""
+        """KEY=VALUE for a field with no call of its own (validated). A
+        field the library has a call for (READY, WATCHDOG, STATUS, MAINPID,
+        FDSTORE, BARRIER, ...) raises SdliveError with EPERM: its own
+        call's checks, the progress gate included, cannot be bypassed."""
         return check(lib.sdlive_notify_raw(self._h, cstring(key, "key"),
                                             cstring(value, "value")), "sdlive_notify_raw") > 0
 

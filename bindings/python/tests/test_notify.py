@@ -88,8 +88,7 @@ def test_status_is_one_line_and_bounded(manager):
     ("notify_errno", (0,)), ("notify_errno", (-5,)),
     ("bus_error", ("nodots",)), ("bus_error", ("a.1b",)), ("bus_error", ("",)),
     ("notify_access", (7,)),
-    ("notify_raw", ("lower", "v")), ("notify_raw", ("", "v")), ("notify_raw", ("FDSTORE", "1")),
-    ("notify_raw", ("BARRIER", "1")), ("notify_raw", ("WATCHDOG_USEC", "5")),
+    ("notify_raw", ("lower", "v")), ("notify_raw", ("", "v")),
     ("notify_raw", ("KEY", "new\nline")), ("notify_raw", ("KEY", "cr\r")),
 ])
 def test_bad_arguments_raise_einval_supervised_or_not(manager, clean_env, call, args):
@@ -103,6 +102,23 @@ def test_bad_arguments_raise_einval_supervised_or_not(manager, clean_env, call, 
             assert isinstance(e.value, OSError)
             assert e.value.call.startswith("sdlive_")
             assert "Invalid argument" in str(e.value)
+    assert manager.drain() == ["READY=1", "STOPPING=1"]
+
+
+@pytest.mark.parametrize("key,value", [
+    ("FDSTORE", "1"), ("BARRIER", "1"), ("WATCHDOG_USEC", "5"), ("WATCHDOG", "1"),
+    ("READY", "1"), ("MAINPID", "0"), ("STATUS", "x"),
+])
+def test_raw_refuses_fields_with_a_call_of_their_own(manager, clean_env, key, value):
+    """The library's own rules cannot be bypassed through notify_raw():
+    a field with a typed call is refused with EPERM, supervised or not."""
+    for supervised in (True, False):
+        if not supervised:
+            clean_env.delenv("NOTIFY_SOCKET")
+        with sdlive.Supervisor() as sup:
+            with pytest.raises(sdlive.SdliveError) as e:
+                sup.notify_raw(key, value)
+            assert e.value.errno == errno.EPERM
     assert manager.drain() == ["READY=1", "STOPPING=1"]
 
 
