@@ -2,7 +2,9 @@
 # The whole test suite: installs what is missing, builds and runs
 #   default  the default build (-Werror): unit, store, frame, units, install,
 #            daemon tests, then the end-to-end suite under a real systemd manager;
-#   asan     ASan+UBSan: every test but the end-to-end suite;
+#   asan     ASan+UBSan: every test but the end-to-end suite and the
+#            tests labelled timing (bounds measured in wall time, which
+#            the sanitizers' cost would decide instead of the code);
 #   tsan     TSan: the thread tests;
 #   fuzz     every libFuzzer target (clang) within one time budget;
 #   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/ and examples/
@@ -13,6 +15,9 @@
 #                 the default and the ASan build (about 6 minutes);
 #   e2e-defaults  cluster failover at the shipped defaults, both stores
 #                 (ctest label e2e-defaults, about 2 minutes);
+#   hosts         across test hosts (network namespaces, docs/hosts.md):
+#                 the seeded nemesis sample and the 100-nemesis long stage;
+#                 not run by CI yet (they report promises that fail today);
 #   coverage      a --coverage build runs every test but the end-to-end
 #                 suite and the benchmarks; line and branch coverage of src/
 #                 and each examples/ part (scripts/coverage.sh); fails below
@@ -52,7 +57,7 @@ fi
 
 jobs=$(nproc)
 all_stages=(default asan tsan fuzz analysis)
-long_stages=(random-faults e2e-defaults coverage)
+long_stages=(random-faults e2e-defaults coverage hosts)
 
 configure_and_build() {
   local build=$1; shift
@@ -67,7 +72,7 @@ random_faults='^jobs-random'
 
 stage_default() {
   configure_and_build "$root/build/test-default" || return 1
-  run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz' -E "$random_faults"
+  run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz|hosts-long' -E "$random_faults"
   run_ctest "$root/build/test-default" -L '^e2e$'
 }
 
@@ -79,6 +84,15 @@ stage_random-faults() {
     run_ctest "$root/build/test-asan" -R "$random_faults"
 }
 
+# Across test hosts (tests/hosts, docs/hosts.md): the seeded nemesis sample
+# (about 4 minutes) and the long stage (100 nemeses, about 27 minutes).
+# Run only when named, and not by CI yet: they report promises that do not
+# hold yet (docs/hosts.md, "Promises that fail").
+stage_hosts() {
+  configure_and_build "$root/build/test-default" || return 1
+  run_ctest "$root/build/test-default" -L '^(e2e-hosts-short|hosts-long)$'
+}
+
 stage_e2e-defaults() {
   configure_and_build "$root/build/test-default" || return 1
   run_ctest "$root/build/test-default" -L '^e2e-defaults$'
@@ -87,7 +101,7 @@ stage_e2e-defaults() {
 stage_asan() {
   configure_and_build "$root/build/test-asan" -DSDLIVE_SANITIZE=address || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install' -E "$random_faults"
+    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install|timing|hosts-long' -E "$random_faults"
 }
 
 stage_tsan() {
@@ -125,7 +139,7 @@ stage_coverage() {
   configure_and_build "$build" "-DCMAKE_C_FLAGS=--coverage -fprofile-update=atomic" \
     -DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage || return 1
   find "$build" -name '*.gcda' -delete
-  run_ctest "$build" -j"$jobs" -LE 'e2e|fuzz|bench'
+  run_ctest "$build" -j"$jobs" -LE 'e2e|fuzz|bench|hosts-long'
   run_check coverage "$root/scripts/coverage.sh" "$build"
 }
 
