@@ -127,8 +127,8 @@ int lease_record_this_process(struct lease_record *r) {
 }
 
 int lease_record_process_gone(const struct lease_record *r) {
-        uint64_t start_time;
-        char state;
+        uint64_t start_time = 0;
+        char state = 0;
         int k = process_stat(r->pid, &state, &start_time);
 
         if (k == -ENOENT || k == -ESRCH)

@@ -165,7 +165,8 @@ int main(int argc, char **argv) {
         char buf[65536] __attribute__((aligned));
         int fd;
 
-        for (int i = 1; i < argc; i++) {
+        /* Options come in pairs: NAME VALUE. */
+        for (int i = 1; i < argc; i += 2) {
                 const char *v = i + 1 < argc ? argv[i + 1] : NULL;
                 uint64_t pct;
                 if (!v)
@@ -182,7 +183,6 @@ int main(int argc, char **argv) {
                         ;
                 else
                         usage();
-                i++;
         }
         if (queue == UINT64_MAX || delay_ms == UINT64_MAX || jitter_ms > delay_ms)
                 usage();

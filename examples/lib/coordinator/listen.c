@@ -226,7 +226,7 @@ int listen_peer_allowed(const struct coordinator *c, int fd, char *why, size_t s
  * and its budget key in source: the IPv4 address (also when mapped in
  * IPv6), or the /64 of an IPv6 address, where one host has many. */
 static void peer_origin(int fd, const char *transport, char *buf, size_t size, char *source, size_t source_size) {
-        struct sockaddr_storage sa;
+        struct sockaddr_storage sa = { 0 };
         socklen_t len = sizeof(sa);
         char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
 

@@ -98,9 +98,9 @@ static int went_back(struct store_sqlite *q, const char *what, long long now, lo
 }
 
 int sqlite_restore_check(struct store_sqlite *q) {
-        int64_t now = sqlite_clock_usec(CLOCK_MONOTONIC), count, size;
+        int64_t now = sqlite_clock_usec(CLOCK_MONOTONIC), count = 0, size = 0;
         bool raise = !q->raised_at_usec || now - q->raised_at_usec >= RAISE_EVERY_USEC;
-        uint32_t counter, pages;
+        uint32_t counter = 0, pages = 0;
         int r;
 
         r = fenced_writes(q, raise, &count);
