@@ -17,6 +17,10 @@
  * other events on its fd (anyone who can write the store can make them)
  * cannot make it attempt, or look, more often than once per this. */
 #define ATTEMPT_GAP_MIN_USEC (20 * SDLIVE_USEC_PER_MSEC)
+/* Announcement-driven attempts are at least this far apart, whatever the
+ * store's channel delivers (a PostgreSQL role that may connect can
+ * NOTIFY as often as it likes): at most 10 a second. */
+#define ANNOUNCED_ATTEMPT_GAP_USEC (100 * SDLIVE_USEC_PER_MSEC)
 /* Attempt this long after the lease's reported expiry (clock granularity). */
 #define EXPIRY_SLACK_USEC SDLIVE_USEC_PER_MSEC
 
@@ -113,11 +117,14 @@ failed:
 /* Waits up to usec for a release to be announced (SDLIVE_WAKE_FD), a stop,
  * or the end of the time. Other events on the fd (another file of the
  * store's directory, a server message) are consumed and the wait goes on,
- * after ATTEMPT_GAP_MIN_USEC so that they cannot keep the loop busy.
+ * after ATTEMPT_GAP_MIN_USEC so that they cannot keep the loop busy; an
+ * announcement wakes it no sooner than ANNOUNCED_ATTEMPT_GAP_USEC after
+ * the wait began (after the last attempt), so no flood of announcements,
+ * on any store, drives more than 10 attempts a second.
  * Without a usable announcement channel (store unreachable, listening
  * broken) it only idles: the poll still runs. */
 static int wait_for_release(const struct election *e, uint64_t usec) {
-        uint64_t until = monotonic_usec() + usec;
+        uint64_t entered = monotonic_usec(), until = entered + usec;
         int fd, r;
 
         if (!*e->store || store_lease_listen(*e->store, &fd) < 0)
@@ -126,8 +133,19 @@ static int wait_for_release(const struct election *e, uint64_t usec) {
                 uint64_t now;
 
                 r = store_lease_notified(*e->store);
-                if (r > 0)
+                if (r > 0) {
+                        /* Each wait follows an attempt: an announcement
+                         * sooner than the gap after it waits out the rest. */
+                        now = monotonic_usec();
+                        if (now < entered + ANNOUNCED_ATTEMPT_GAP_USEC && now < until) {
+                                r = sdlive_idle(e->d, (entered + ANNOUNCED_ATTEMPT_GAP_USEC < until
+                                                               ? entered + ANNOUNCED_ATTEMPT_GAP_USEC
+                                                               : until) - now);
+                                if (r != SDLIVE_WAKE_TIMEOUT)
+                                        return r;
+                        }
                         return SDLIVE_WAKE_FD;
+                }
                 now = monotonic_usec();
                 if (now >= until)
                         return SDLIVE_WAKE_TIMEOUT;
