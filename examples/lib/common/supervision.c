@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "supervision.h"
 
+#include <signal.h>
 #include <string.h>
 
 #include "duration.h"
@@ -13,6 +14,11 @@ int supervision_start(sdlive **ret, uint32_t flags) {
         sdlive *d;
         int r;
 
+        /* A peer that closes while we write must cost an EPIPE, never the
+         * daemon: OpenSSL's socket BIO writes with write(2). systemd starts
+         * services with SIGPIPE ignored (IgnoreSIGPIPE=yes); the daemons
+         * ignore it themselves so that they behave the same outside it. */
+        (void) signal(SIGPIPE, SIG_IGN);
         opts.flags = flags;
         r = sdlive_new(&d, &opts);
         if (r < 0) {
