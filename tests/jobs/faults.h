@@ -35,6 +35,9 @@
 #define FENCE_REJECTED "the lease is no longer ours"
 /* What a SQLite standby logs when a frozen leader kept the write lock. */
 #define STORE_LOCKED "stayed locked"
+/* What a standby logs when a streak of failed attempts ends (the first
+ * failure of a streak is logged, the ones after it are not). */
+#define STORE_RECOVERED "store reachable again"
 /* What a leader logs when its term begins, and its verdicts when it ends. */
 #define ELECTED "elected: leading with generation"
 #define TERM_OVER "coordinator: term over: "
