@@ -2,9 +2,11 @@
 # The whole test suite: installs what is missing, builds and runs
 #   default  the default build (-Werror): unit, store, frame, units, install,
 #            daemon tests, then the end-to-end suite under a real systemd manager;
-#   asan     ASan+UBSan: every test but the end-to-end suite and the
-#            tests labelled timing (bounds measured in wall time, which
-#            the sanitizers' cost would decide instead of the code);
+#   asan     ASan+UBSan: every test but the end-to-end suite, the
+#            packages, the Python binding's (an interpreter is no ASan
+#            program) and the tests labelled timing (bounds measured in
+#            wall time, which the sanitizers' cost would decide instead of
+#            the code);
 #   tsan     TSan: the thread tests;
 #   fuzz     every libFuzzer target (clang) within one time budget;
 #   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/ and examples/
@@ -15,6 +17,8 @@
 #                 the default and the ASan build (about 6 minutes);
 #   e2e-defaults  cluster failover at the shipped defaults, both stores
 #                 (ctest label e2e-defaults, about 2 minutes);
+#   packaging     the Debian packages: built, installed into a throwaway
+#                 root, a consumer built against them, lintian's residue;
 #   hosts         across test hosts (network namespaces, docs/hosts.md):
 #                 the seeded nemesis sample and the 100-nemesis long stage;
 #                 not run by CI yet (they report promises that fail today);
@@ -28,7 +32,7 @@
 # 0.4, fuzz 2.3 (2 of fuzzing), analysis 0.4: all of them about 13, within
 # the 25 allowed; random-faults 5.5, e2e-defaults 2, coverage about 6.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
-# that order, not the long ones; "all random-faults e2e-defaults coverage" is
+# that order, not the long ones; "all random-faults e2e-defaults packaging coverage" is
 # what CI runs)
 # Environment: SDLIVE_FUZZ_BUDGET (seconds of fuzzing for the whole fuzz
 # stage, default 120, shared evenly by the targets, at least 10 s each);
@@ -57,7 +61,7 @@ fi
 
 jobs=$(nproc)
 all_stages=(default asan tsan fuzz analysis)
-long_stages=(random-faults e2e-defaults coverage hosts)
+long_stages=(random-faults e2e-defaults packaging coverage hosts)
 
 configure_and_build() {
   local build=$1; shift
@@ -72,7 +76,7 @@ random_faults='^jobs-random'
 
 stage_default() {
   configure_and_build "$root/build/test-default" || return 1
-  run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz|hosts-long' -E "$random_faults"
+  run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz|hosts-long|deb' -E "$random_faults"
   run_ctest "$root/build/test-default" -L '^e2e$'
 }
 
@@ -93,6 +97,13 @@ stage_hosts() {
   run_ctest "$root/build/test-default" -L '^(e2e-hosts-short|hosts-long)$'
 }
 
+# The Debian packages built, installed into a throwaway root and checked by
+# lintian (tests/packaging/deb.sh, about 2 minutes of a core).
+stage_packaging() {
+  configure_and_build "$root/build/test-default" || return 1
+  run_ctest "$root/build/test-default" -L '^deb$'
+}
+
 stage_e2e-defaults() {
   configure_and_build "$root/build/test-default" || return 1
   run_ctest "$root/build/test-default" -L '^e2e-defaults$'
@@ -101,7 +112,7 @@ stage_e2e-defaults() {
 stage_asan() {
   configure_and_build "$root/build/test-asan" -DSDLIVE_SANITIZE=address || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install|timing|hosts-long' -E "$random_faults"
+    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install|timing|hosts-long|deb|python' -E "$random_faults"
 }
 
 stage_tsan() {
@@ -139,7 +150,7 @@ stage_coverage() {
   configure_and_build "$build" "-DCMAKE_C_FLAGS=--coverage -fprofile-update=atomic" \
     -DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage || return 1
   find "$build" -name '*.gcda' -delete
-  run_ctest "$build" -j"$jobs" -LE 'e2e|fuzz|bench|hosts-long'
+  run_ctest "$build" -j"$jobs" -LE 'e2e|fuzz|bench|hosts-long|deb'
   run_check coverage "$root/scripts/coverage.sh" "$build"
 }
 
