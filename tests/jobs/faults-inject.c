@@ -22,7 +22,7 @@
  * this one), and a resumed leader may stop before making any write: then
  * the pause did not take effect; it is taken again with whoever leads. */
 bool pause_leader(struct run *r) {
-        for (int try = 1; try <= FAULT_TRIES; try++) {
+        for (int try = 1; try <= PAUSE_TRIES; try++) {
                 uint64_t generation, next;
                 int leader = wait_leader(r, &generation), other;
                 struct proc *paused, *standby;
@@ -76,7 +76,7 @@ bool pause_leader(struct run *r) {
                 }
                 say("  %s resumed without a write rejected by the fence: to be paused again", paused->name);
         }
-        fail(r, "the paused-leader fault did not take effect in %d tries", FAULT_TRIES);
+        fail(r, "the paused-leader fault did not take effect in %d tries", PAUSE_TRIES);
         return true;
 }
 
