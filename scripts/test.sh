@@ -4,9 +4,9 @@
 #            daemon tests, then the end-to-end suite under a real systemd manager;
 #   asan     ASan+UBSan: every test but the end-to-end suite, the
 #            packages, the Python binding's (an interpreter is no ASan
-#            program) and the tests labelled timing (bounds measured in
-#            wall time, which the sanitizers' cost would decide instead of
-#            the code);
+#            program), the benchmarks and the tests labelled timing
+#            (bounds measured in wall time, which the sanitizers' cost
+#            would decide instead of the code);
 #   tsan     TSan: the thread tests;
 #   fuzz     every libFuzzer target (clang) within one time budget;
 #   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/ and examples/
@@ -115,7 +115,7 @@ stage_e2e-defaults() {
 stage_asan() {
   configure_and_build "$root/build/test-asan" -DSDLIVE_SANITIZE=address || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install|timing|hosts-long|deb|python' -E "$random_faults"
+    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install|timing|bench|hosts-long|deb|python' -E "$random_faults"
 }
 
 stage_tsan() {
