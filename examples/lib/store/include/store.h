@@ -160,6 +160,16 @@ struct store_fence {
          * PostgreSQL's batch waits for the store's answer no longer than
          * it. A copy of the fence shares the deadline. */
         const _Atomic uint64_t *act_until_usec;
+        /* The lease is held outside the store (etcd, say) and generation is
+         * its fencing token: cluster-wide and strictly increasing with each
+         * acquisition. The write then commits only if, in the same
+         * transaction, generation is at least the highest token the store
+         * has seen for this lease, and it raises that high-water mark to
+         * generation; a lower token gets -ESTALE, as the lease check does.
+         * holder is recorded in the write log, store_id is not checked, and
+         * the store's own lease table is not read. false: the lease is the
+         * store's own (store_lease_acquire) and is checked as above. */
+        bool by_token;
 };
 
 /* False once f's deadline for acting has passed (true without one). A
