@@ -114,14 +114,15 @@ kill -CONT "${pid_of[$L]}"
 since() { tail -n "+$((seen_l + 1))" "$work/$L.log" | grep -q -- "$1"; }
 wait_for 3000 "$L notices the loss" since 'lease lost'
 wait_for 3000 "$L is standby again" since "standby: lease \"cluster\" held by $S"
-# Its write must not land: the fence rejects it, or its own deadline for
-# acting has passed and it writes nothing, whichever the resumed loop meets
-# first.
+# Its write must not land: the fence rejects it, or its own deadline has
+# passed and it writes nothing (the main loop's deadline for acting, or the
+# refresher's local expiry of the lease), whichever the resumed process
+# meets first.
 rejected=$(tail -n "+$((seen_l + 1))" "$work/$L.log" | grep -c 'write rejected by fencing' || true)
-stopped=$(tail -n "+$((seen_l + 1))" "$work/$L.log" | grep -c 'the deadline for acting passed' || true)
-((rejected + stopped >= 1)) || fail "$L resumed with neither a fenced write rejected nor its deadline for acting passed"
+stopped=$(tail -n "+$((seen_l + 1))" "$work/$L.log" | grep -cE 'the deadline for acting passed|lease expired: ' || true)
+((rejected + stopped >= 1)) || fail "$L resumed with neither a fenced write rejected nor its local deadline passed"
 [[ $(overlaps) == 0 ]] || fail "the write log shows overlapping leaders: $(inspect)"
-echo "2. paused leader $L: $S took over in ${took}ms (lease ${LEASE_MS}ms); $L's writes rejected: $rejected, deadline for acting passed: $stopped; overlaps 0"
+echo "2. paused leader $L: $S took over in ${took}ms (lease ${LEASE_MS}ms); $L's writes rejected: $rejected, local deadline passed: $stopped; overlaps 0"
 
 # 3. Stop the leader: the standby takes over within one poll.
 t0=$(now_ms)
