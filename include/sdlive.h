@@ -113,7 +113,11 @@ typedef struct sdlive_options {
 int sdlive_new(sdlive **ret, const sdlive_options *opts);
 
 /* Releases the handle and its descriptors. Accepts NULL; returns NULL.
- * No other thread may use the handle (or its progress loops) meanwhile. */
+ * No other thread may use the handle (or its progress loops) meanwhile,
+ * with one exception: once a wait returned SDLIVE_WAKE_STOP or
+ * sdlive_stopping() returned 1, the sdlive_request_stop() that asked for
+ * the stop (from another thread or a signal handler) may still be running,
+ * and sdlive_free() waits for it to return before closing anything. */
 sdlive *sdlive_free(sdlive *d);
 
 /* > 0 when NOTIFY_SOCKET names a socket address (the process is

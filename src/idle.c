@@ -11,6 +11,7 @@
  * for; the loop then pets, and the pet consumes the wake-up.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
@@ -20,14 +21,27 @@
 
 /* The handle whose stop SIGTERM/SIGINT request (SDLIVE_HANDLE_SIGNALS). */
 static sdlive *_Atomic signal_owner;
+/* Handlers between counting themselves in and leaving: counted before
+ * they load signal_owner, so the handle's owner waits for every handler
+ * that may have loaded it before freeing it. */
+static _Atomic unsigned signal_handlers_running;
 static struct sigaction saved_sigterm, saved_sigint;
 
 static void on_stop_signal(int sig) {
         int saved_errno = errno;
 
         (void) sig;
+        atomic_fetch_add(&signal_handlers_running, 1);
         (void) sdlive_request_stop(atomic_load(&signal_owner));
+        atomic_fetch_sub(&signal_handlers_running, 1);
         errno = saved_errno;
+}
+
+/* Waits while *count > 0: each call counted there touches the handle for a
+ * few instructions and one write(2), never blocking. */
+static void wait_for_zero(_Atomic unsigned *count) {
+        while (atomic_load(count) > 0)
+                (void) sched_yield();
 }
 
 static int install_signal_handlers(sdlive *d) {
@@ -60,6 +74,7 @@ static void restore_signal_handlers(sdlive *d) {
         (void) sigaction(SIGTERM, &saved_sigterm, NULL);
         (void) sigaction(SIGINT, &saved_sigint, NULL);
         atomic_store(&signal_owner, NULL);
+        wait_for_zero(&signal_handlers_running);
 }
 
 int sdlive_stop_init(sdlive *d) {
@@ -73,6 +88,9 @@ int sdlive_stop_init(sdlive *d) {
 
 void sdlive_stop_done(sdlive *d) {
         restore_signal_handlers(d);
+        /* The stop a waiter returned for is set before its request writes
+         * the eventfd: that request may still be on its way out. */
+        wait_for_zero(&d->stop_calls);
         if (d->stop_fd >= 0)
                 (void) close(d->stop_fd);
         d->stop_fd = -1;
@@ -83,6 +101,9 @@ SDLIVE_EXPORT int sdlive_request_stop(sdlive *d) {
 
         if (!d)
                 return 0;
+        /* Counted in before the flag is set, so a waiter that saw the flag
+         * and frees the handle waits for this call to leave it. */
+        atomic_fetch_add(&d->stop_calls, 1);
         atomic_store(&d->stop_requested, 1);
         /* The eventfd is shared with the parent after a fork: a child's
          * request stops only the child (its sleeps check the flag each time
@@ -90,6 +111,7 @@ SDLIVE_EXPORT int sdlive_request_stop(sdlive *d) {
          * which still leaves the fd readable. */
         if (sdlive_owner(d))
                 (void) !write(d->stop_fd, &one, sizeof(one));
+        atomic_fetch_sub(&d->stop_calls, 1);
         return 0;
 }
 

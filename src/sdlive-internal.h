@@ -114,6 +114,9 @@ struct sdlive {
         /* Stop (idle.c). */
         int stop_fd;                       /* eventfd, readable once stopping */
         volatile _Atomic int stop_requested;
+        /* sdlive_request_stop() calls between their first and last touch of
+         * the handle; sdlive_free() waits for 0. */
+        _Atomic unsigned stop_calls;
 
         /* Progress (progress.c). */
         pthread_mutex_t progress_lock;

@@ -284,6 +284,31 @@ static void test_stop_from_thread_wakes_wait_fd(void **state) {
         close(p[1]);
 }
 
+static void *stop_now(void *arg) {
+        sdlive_request_stop(arg);
+        return NULL;
+}
+
+/* The usual shutdown: another thread requests the stop, the main loop's
+ * wait returns SDLIVE_WAKE_STOP and frees the handle at once, while the
+ * request may still be writing the stop eventfd. sdlive_free() waits for
+ * it; without that the eventfd is closed under the write (the TSan run
+ * reports the race, and the write could land in a descriptor opened in
+ * its place). The thread is joined only after the free. */
+static void test_free_right_after_a_stop_from_a_thread(void **state) {
+        (void) state;
+        for (int i = 0; i < 50; i++) {
+                sdlive *d = NULL;
+                pthread_t t;
+
+                assert_int_equal(sdlive_new(&d, NULL), 0);
+                assert_int_equal(pthread_create(&t, NULL, stop_now, d), 0);
+                assert_int_equal(sdlive_idle(d, UINT64_MAX), SDLIVE_WAKE_STOP);
+                assert_null(sdlive_free(d));
+                pthread_join(t, NULL);
+        }
+}
+
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 HARNESS_TEST_WATCHING(test_idle_minute_wakes_only_for_pets),
@@ -299,6 +324,7 @@ int main(int argc, char **argv) {
                 HARNESS_TEST_WATCHING(test_stop_from_handler_on_other_thread),
                 HARNESS_TEST_WATCHING(test_wait_fd_woken_by_thread),
                 HARNESS_TEST_WATCHING(test_stop_from_thread_wakes_wait_fd),
+                HARNESS_TEST_WATCHING(test_free_right_after_a_stop_from_a_thread),
         };
 
         if (argc > 1 && strcmp(argv[1], "thread") == 0)

@@ -67,6 +67,11 @@ class Supervisor:
     def __init__(self, *, handle_signals=False, unset_watchdog_env=False,
                  trigger_on_stall=False, pet_interval=None):
         self._h = ffi.NULL  # what close() and __del__ see if this fails
+        # Held by close() and request_stop() around their use of the handle,
+        # so a stop requested from another thread never reaches a freed
+        # handle. Reentrant for a signal handler that runs request_stop()
+        # in the thread that is closing.
+        self._handle_lock = threading.RLock()
         flags = 0
         if handle_signals:
             flags |= _lib.HANDLE_SIGNALS
@@ -107,7 +112,8 @@ class Supervisor:
     def close(self):
         """Releases the handle, its descriptors and its progress loops.
         Idempotent; afterwards every call acts as outside systemd."""
-        h, self._h = self._h, ffi.NULL
+        with self._handle_lock:
+            h, self._h = self._h, ffi.NULL
         if h == ffi.NULL:
             return
         for p in list(self._progress):
@@ -386,7 +392,8 @@ class Supervisor:
     def request_stop(self):
         """Wakes every idle()/wait_fd()/idle_async() now and later. Any
         thread; from a Python signal handler too."""
-        lib.sdlive_request_stop(self._h)
+        with self._handle_lock:
+            lib.sdlive_request_stop(self._h)
         with self._async_lock:
             waiters = [w for state in self._async.values() for w in state.waiters]
         for loop, fut in waiters:
