@@ -14,9 +14,13 @@ shift 3
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rc=0
-preload=()
-[[ -z ${SDLIVE_PYTHON_PRELOAD:-} ]] || preload=(env LD_PRELOAD="$SDLIVE_PYTHON_PRELOAD")
-(cd "$dir" && "${preload[@]}" "$python" -m pytest -p no:cacheprovider -q -rA --color=no "$@" .) >"$log" 2>&1 || rc=$?
+preload=() capture=()
+# Under a sanitizer, pytest captures sys.stdout/err only, not the
+# descriptors: a report the runtime writes to fd 2 before it ends the
+# interpreter then reaches the log instead of a capture file nobody reads.
+[[ -z ${SDLIVE_PYTHON_PRELOAD:-} ]] || preload=(env LD_PRELOAD="$SDLIVE_PYTHON_PRELOAD") capture=(--capture=sys)
+(cd "$dir" && "${preload[@]}" "$python" -m pytest -p no:cacheprovider -q -rA --color=no "${capture[@]}" "$@" .) \
+  >"$log" 2>&1 || rc=$?
 cat "$log"
 summary=$(grep -E '^(=+ )?[0-9a-z, ]*(passed|failed|errors?|skipped|deselected|no tests ran)[0-9a-z, ]* in [0-9.]+s' "$log" | tail -n 1 || true)
 [[ -n $summary ]] || { echo "FAIL: no pytest summary line (exit $rc)"; exit 1; }
