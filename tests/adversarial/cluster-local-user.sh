@@ -29,30 +29,8 @@ if ((EUID != 0)) || ! id "$HOSTILE" >/dev/null 2>&1; then
   echo "SKIP: needs root and a user named $HOSTILE"
   exit 77
 fi
-work=$(mktemp -d /tmp/sdlive-local-user.XXXXXX)
-pids=()
-
-cleanup() {
-  local rc=$? pid
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  if ((rc != 0)); then
-    for f in "$work"/*.log; do [[ -e $f ]] && { echo "--- $f"; tail -n 20 "$f"; }; done
-  fi
-  rm -rf "$work"
-  exit "$rc"
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
-wait_for() {
-  local deadline=$(($(now_ms) + $1)) what=$2
-  shift 2
-  until "$@"; do
-    (($(now_ms) < deadline)) || fail "timed out: $what"
-    sleep 0.02
-  done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+adv_begin local-user
 inspect() { "$bin" --store "$1" --inspect 2>/dev/null; }
 holder() { inspect "$1" | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
 generation() { inspect "$1" | sed -n 's/.* generation=\([0-9]*\).*/\1/p'; }

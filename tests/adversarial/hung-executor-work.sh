@@ -15,40 +15,21 @@ JOBS=4000 WATCH_S=6
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID STATE_DIRECTORY RUNTIME_DIRECTORY SDLIVE_NODE \
       SDLIVE_WEDGE_FILE SDLIVE_HANG_EXECUTOR_FILE SDLIVE_SPIN_ELECTION_FILE CREDENTIALS_DIRECTORY
 
-T=$(mktemp -d /tmp/sdlive-hung-work.XXXXXX)
-pids=()
-cleanup() {
-  local rc=$? pid
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  if ((rc != 0)); then
-    for f in "$T"/*.log; do [[ -f $f ]] && { echo "--- $f"; tail -n 20 "$f"; }; done
-  fi
-  rm -rf "$T"
-  exit "$rc"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
-wait_for() { # SECONDS WHAT CMD...
-  local deadline=$(($(now_ms) + $1 * 1000)) what=$2
-  shift 2
-  until "$@"; do
-    (($(now_ms) < deadline)) || fail "timed out: $what"
-    sleep 0.05
-  done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+adv_begin hung-work
+T=$work
 url=sqlite:$T/cluster.db
 "$cluster" --store "$url" --node a --lease 5s --election-poll 200ms --maintenance-interval 1h \
   --coordinator-socket "$T/c.sock" --job-run "$JOBS" --job-payload "spin 2000" \
   --worker-timeout 1500ms --worker-heartbeat 500ms >"$T/cluster.log" 2>&1 &
 pids+=($!)
-wait_for 20 "the coordinator serving" grep -q "coordinator: serving" "$T/cluster.log"
+wait_for 20000 "the coordinator serving" grep -q "coordinator: serving" "$T/cluster.log"
 link=(--coordinator "$T/c.sock" --coordinator-timeout 1500ms --heartbeat 500ms --reconnect-max 200ms)
 "$worker" "${link[@]}" --identity hung --hang-executor-file "$T/hang" --no-progress-check \
   >"$T/hung.log" 2>&1 &
 pids+=($!)
 connections() { grep -c "coordinator: worker $1 connected" "$T/cluster.log" || true; }
-wait_for 20 "the worker 'hung' served" grep -q "coordinator: worker hung connected" "$T/cluster.log"
+wait_for 20000 "the worker 'hung' served" grep -q "coordinator: worker hung connected" "$T/cluster.log"
 sleep 0.3
 touch "$T/hang"
 hung_at=$(now_ms)
@@ -57,7 +38,7 @@ pids+=($!)
 
 # The hang is noticed within a heartbeat interval or a reap; then watch.
 left() { grep -q "coordinator: worker hung disconnected" "$T/cluster.log"; }
-wait_for 10 "the hung worker leaving" left
+wait_for 10000 "the hung worker leaving" left
 noticed_ms=$(($(now_ms) - hung_at))
 before=$(connections hung)
 held_max=0 samples=0
@@ -75,7 +56,7 @@ echo "hung executor: left the coordinator ${noticed_ms} ms after the hang; over 
 ((held_max == 0)) || fail "the worker with a hung executor held $held_max job(s)"
 grep -q "executor stuck on job" "$T/hung.log" || fail "the hung worker never said its executor is stuck"
 
-wait_for 60 "run 1 complete" grep -q "run 1 complete" "$T/cluster.log"
+wait_for 60000 "run 1 complete" grep -q "run 1 complete" "$T/cluster.log"
 summary=$("$inspect" "$url")
 echo "store: $summary"
 [[ $summary == "total=$JOBS done_count=$JOBS jobs_done=$JOBS missing=0 "* ]] ||

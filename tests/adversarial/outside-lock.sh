@@ -29,30 +29,11 @@ LOCK_S=6 JOBS=20000
 unset NOTIFY_SOCKET WATCHDOG_PID STATE_DIRECTORY RUNTIME_DIRECTORY SDLIVE_NODE SDLIVE_WEDGE_FILE \
       SDLIVE_HANG_EXECUTOR_FILE SDLIVE_SPIN_ELECTION_FILE CREDENTIALS_DIRECTORY
 
-T=$(mktemp -d /tmp/sdlive-outside-lock.XXXXXX)
-chmod 755 "$T"
-pids=()
-cleanup() {
-  local rc=$? pid
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  if ((rc != 0)); then
-    for f in "$T"/*.log; do [[ -f $f ]] && { echo "--- $f"; tail -n 30 "$f"; }; done
-  fi
-  [[ -n $pg_server ]] && bash "$pg_server" stop "$T/pg" >/dev/null 2>&1
-  rm -rf "$T"
-  exit "$rc"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+adv_begin outside-lock 755
+T=$work
+adv_on_exit() { [[ -z $pg_server ]] || bash "$pg_server" stop "$T/pg" >/dev/null 2>&1; }
 mono_ms() { $PY -c 'import time; print(int(time.monotonic() * 1000))'; }
-wait_for() { # SECONDS WHAT CMD...
-  local deadline=$(($(mono_ms) + $1 * 1000)) what=$2
-  shift 2
-  until "$@"; do
-    (($(mono_ms) < deadline)) || fail "timed out: $what"
-    sleep 0.05
-  done
-}
 
 if [[ -n $pg_server ]]; then
   mkdir -p "$T/pg"
@@ -82,7 +63,7 @@ with open(sys.argv[2], "w", buffering=1) as out:
                     st.write(b"%d " % int(time.monotonic() * 1000) + line[7:] + b"\n")
 EOF
 pids+=($!)
-wait_for 5 "the notify listener" test -S "$T/notify.sock"
+wait_for 5000 "the notify listener" test -S "$T/notify.sock"
 
 start_leader() {
   NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=$WATCHDOG_USEC \
@@ -93,7 +74,7 @@ start_leader() {
   pids+=("$leader")
 }
 start_leader
-wait_for 20 "the coordinator serving" grep -q "coordinator: serving" "$T/cluster.log"
+wait_for 20000 "the coordinator serving" grep -q "coordinator: serving" "$T/cluster.log"
 for i in 1 2 3; do
   "$worker" --coordinator "$T/c.sock" --identity "w$i" --coordinator-timeout 3s --heartbeat 1s >"$T/w$i.log" 2>&1 &
   pids+=($!)
@@ -101,7 +82,7 @@ done
 # Busy: every worker served for a second (reading the store's job rows
 # would take longer than that on PostgreSQL).
 serving() { (($(grep -c "coordinator: worker w[123] connected" "$T/cluster.log") >= 3)); }
-wait_for 30 "3 workers served" serving
+wait_for 30000 "3 workers served" serving
 sleep 1
 
 # hold_lock SECONDS: the outside lock, taken before it returns; prints its
@@ -141,7 +122,7 @@ EOF
   fi
   locker=$!
   pids+=("$locker")
-  wait_for 20 "the outside lock" test -e "$T/lock.taken"
+  wait_for 20000 "the outside lock" test -e "$T/lock.taken"
 }
 
 # max_gap FROM_MS TO_MS: the longest time without a keepalive in between.
@@ -188,7 +169,7 @@ terms=$(grep -c "coordinator: term over" "$T/cluster.log" || true)
 t0=$(mono_ms)
 kill -TERM "$leader"
 term_over() { (($(grep -c "coordinator: term over" "$T/cluster.log" || true) > terms)); }
-wait_for 20 "the coordinator stopping" term_over
+wait_for 20000 "the coordinator stopping" term_over
 stop_ms=$(($(mono_ms) - t0))
 wait "$leader" || true
 exit_ms=$(($(mono_ms) - t0))
@@ -202,7 +183,7 @@ wait "$locker"
 
 # --- 3. Nothing lost -----------------------------------------------------
 start_leader
-wait_for 90 "run 1 complete" grep -q "run 1 complete" "$T/cluster.log"
+wait_for 90000 "run 1 complete" grep -q "run 1 complete" "$T/cluster.log"
 summary=$("$inspect" "$url")
 echo "$backend: store after the run: $summary"
 [[ $summary == "total=$JOBS done_count=$JOBS jobs_done=$JOBS missing=0 "* ]] ||

@@ -10,30 +10,9 @@ set -euo pipefail
 bin=$1 pg_server=$2
 FLOOD_S=5 ATTEMPTS_PER_S_MAX=10 TAKEOVER_MS_MAX=1000
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID
-work=$(mktemp -d /tmp/sdlive-pg-announce.XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() {
-  local rc=$? pid
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  if ((rc != 0)); then
-    for f in "$work"/*.log; do [[ -e $f ]] && { echo "--- $f"; tail -n 20 "$f"; }; done
-  fi
-  bash "$pg_server" stop "$work/pg" >/dev/null 2>&1 || true
-  rm -rf "$work"
-  exit "$rc"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
-wait_for() {
-  local deadline=$(($(now_ms) + $1)) what=$2
-  shift 2
-  until "$@"; do
-    (($(now_ms) < deadline)) || fail "timed out: $what"
-    sleep 0.02
-  done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+adv_begin pg-announce 755
+adv_on_exit() { bash "$pg_server" stop "$work/pg" >/dev/null 2>&1; }
 holder_is() { "$bin" --store "$url" --inspect 2>/dev/null | grep -q "^lease=cluster held=1 holder=$1 "; }
 log_has() { grep -q -- "$2" "$work/$1.log"; }
 count() { grep -c -- "$2" "$work/$1.log" || true; }

@@ -8,17 +8,9 @@
 set -euo pipefail
 cluster=$1 worker=$2 cleaner=$3 sentinel=$4
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID
-T=$(mktemp -d /tmp/sdlive-sigpipe.XXXXXX)
-chmod 700 "$T"
-pids=()
-cleanup() {
-  local rc=$? pid
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  rm -rf "$T"
-  exit "$rc"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+adv_begin sigpipe
+T=$work
 
 # run NAME CMD...: started with SIGPIPE at its default action (Python's
 # subprocess restores it), then its SigIgn must have bit 13 set.

@@ -18,35 +18,13 @@
 set -euo pipefail
 
 bin=$1
-work=$(mktemp -d /tmp/sdlive-store-deleted.XXXXXX)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+adv_begin store-deleted
 LEASE_MS=3000 POLL_MS=200
 RENEW_MS=$((LEASE_MS / 3))
 # Detection waits for the next renewal; the margin is for a loaded machine.
 MARGIN_MS=700
 db=$work/cluster.db url=sqlite:$work/cluster.db
-pids=()
-
-cleanup() {
-  local rc=$? pid
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  if ((rc != 0)); then
-    for f in "$work"/*.log; do echo "--- $f"; tail -n 25 "$f"; done
-  fi
-  rm -rf "$work"
-  exit "$rc"
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
-wait_for() {
-  local deadline=$(($(now_ms) + $1)) what=$2
-  shift 2
-  until "$@"; do
-    (($(now_ms) < deadline)) || fail "timed out: $what"
-    sleep 0.02
-  done
-}
 inspect() { "$bin" --store "$url" --inspect 2>/dev/null; }
 holder() { inspect | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
 field() { inspect | tr ' ' '\n' | sed -n "s/^$1=//p"; }

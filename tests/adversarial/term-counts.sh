@@ -14,28 +14,10 @@ ROUNDS=4 WORKERS=6 JOBS=100000 RUN_MS=2000
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID STATE_DIRECTORY RUNTIME_DIRECTORY SDLIVE_NODE \
       SDLIVE_WEDGE_FILE SDLIVE_HANG_EXECUTOR_FILE SDLIVE_SPIN_ELECTION_FILE CREDENTIALS_DIRECTORY
 
-T=$(mktemp -d /tmp/sdlive-term-counts.XXXXXX)
-pids=()
-cleanup() {
-  local rc=$? pid
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  if ((rc != 0)); then
-    for f in "$T"/*/cluster.log; do [[ -f $f ]] && { echo "--- $f"; tail -n 15 "$f"; }; done
-  fi
-  rm -rf "$T"
-  exit "$rc"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
-wait_for() { # SECONDS WHAT CMD...
-  local deadline=$(($(now_ms) + $1 * 1000)) what=$2
-  shift 2
-  until "$@"; do
-    (($(now_ms) < deadline)) || fail "timed out: $what"
-    sleep 0.05
-  done
-}
+ADV_LOGS=*/cluster.log
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+adv_begin term-counts
+T=$work
 
 disagree=0
 for round in $(seq "$ROUNDS"); do
@@ -46,7 +28,7 @@ for round in $(seq "$ROUNDS"); do
     --coordinator-socket "$d/c.sock" --job-run "$JOBS" --job-payload noop >"$d/cluster.log" 2>&1 &
   leader=$!
   pids+=("$leader")
-  wait_for 20 "the coordinator serving" grep -q "coordinator: serving" "$d/cluster.log"
+  wait_for 20000 "the coordinator serving" grep -q "coordinator: serving" "$d/cluster.log"
   workers=()
   for i in $(seq "$WORKERS"); do
     "$worker" --coordinator "$d/c.sock" --identity "w$i" >"$d/w$i.log" 2>&1 &
@@ -54,7 +36,7 @@ for round in $(seq "$ROUNDS"); do
     pids+=($!)
   done
   served() { (($(grep -c "coordinator: worker w[0-9]* connected" "$d/cluster.log") >= WORKERS)); }
-  wait_for 20 "every worker served" served
+  wait_for 20000 "every worker served" served
   sleep "$((RUN_MS / 1000)).$((RUN_MS % 1000))"
   kill -TERM "$leader"
   wait "$leader" || true
