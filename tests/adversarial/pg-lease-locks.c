@@ -32,6 +32,7 @@
 
 #include <sdlive.h>
 
+#include "soft-check.h"
 #include "harness.h"
 #include "leader.h"
 #include "lease.h"
@@ -47,17 +48,6 @@
 /* The service calls itself stalled after this long without a batch. */
 #define STALL_AFTER (700 * MSEC)
 
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-        do {                                                                 \
-                if (!(cond)) {                                               \
-                        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                        fprintf(stderr, __VA_ARGS__);                        \
-                        fputc('\n', stderr);                                 \
-                        failures++;                                          \
-                }                                                            \
-        } while (0)
 
 static char url[512];
 
@@ -492,7 +482,7 @@ int main(int argc, char **argv) {
         else
                 act_deadline(&m);
         harness_manager_close(&m);
-        if (failures)
-                fprintf(stderr, "%d check(s) failed\n", failures);
-        return failures ? 1 : 0;
+        if (check_failures)
+                fprintf(stderr, "%d check(s) failed\n", check_failures);
+        return check_failures ? 1 : 0;
 }

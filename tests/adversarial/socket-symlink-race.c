@@ -26,22 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "soft-check.h"
+
 #define HOSTILE_UID 65534
 #define RACE_SECONDS 4.0
 
 static char base[] = "/tmp/sdlive-adv-sock-XXXXXX";
 static char secret[256];
-static int failures;
-
-#define CHECK(cond, ...)                                                 \
-        do {                                                             \
-                if (!(cond)) {                                           \
-                        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                        fprintf(stderr, __VA_ARGS__);                    \
-                        fputc('\n', stderr);                             \
-                        failures++;                                      \
-                }                                                        \
-        } while (0)
 
 static double now(void) {
         struct timespec ts;
@@ -214,6 +205,6 @@ int main(void) {
         snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", base);
         if (system(cmd) != 0)
                 fprintf(stderr, "cannot remove %s\n", base);
-        printf("%s\n", failures ? "FAILED" : "passed");
-        return failures ? 1 : 0;
+        printf("%s\n", check_failures ? "FAILED" : "passed");
+        return check_failures ? 1 : 0;
 }

@@ -35,20 +35,11 @@
 #include <libpq-fe.h>
 #endif
 
+#include "soft-check.h"
+
 #define LEASE "cluster"
 #define HOUR_USEC UINT64_C(3600000000)
 
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-        do {                                                                 \
-                if (!(cond)) {                                               \
-                        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                        fprintf(stderr, __VA_ARGS__);                        \
-                        fputc('\n', stderr);                                 \
-                        failures++;                                          \
-                }                                                            \
-        } while (0)
 
 static double now_ms(void) {
         struct timespec ts;
@@ -374,8 +365,8 @@ int main(int argc, char **argv) {
 #if SDLIVE_STORE_HAVE_POSTGRES
         if (argc == 4 && strcmp(argv[1], "identity-pg") == 0) {
                 identity_pg(argv[2], argv[3]);
-                printf("%s %s\n", argv[1], failures ? "FAILED" : "passed");
-                return failures ? 1 : 0;
+                printf("%s %s\n", argv[1], check_failures ? "FAILED" : "passed");
+                return check_failures ? 1 : 0;
         }
 #endif
         if (argc != 3) {
@@ -392,6 +383,6 @@ int main(int argc, char **argv) {
                 side_files(argv[2]);
         else
                 return 2;
-        printf("%s %s\n", argv[1], failures ? "FAILED" : "passed");
-        return failures ? 1 : 0;
+        printf("%s %s\n", argv[1], check_failures ? "FAILED" : "passed");
+        return check_failures ? 1 : 0;
 }

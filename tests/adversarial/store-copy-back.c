@@ -28,20 +28,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "soft-check.h"
+
 #define LEASE "cluster"
 #define HOUR_USEC UINT64_C(3600000000)
 
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-        do {                                                                 \
-                if (!(cond)) {                                               \
-                        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                        fprintf(stderr, __VA_ARGS__);                        \
-                        fputc('\n', stderr);                                 \
-                        failures++;                                          \
-                }                                                            \
-        } while (0)
 
 static char db[512], backup[512], url[600];
 
@@ -192,7 +183,7 @@ int main(int argc, char **argv) {
         run_case(BACKUP_API);
         remove_files(db);
         remove_files(backup);
-        if (failures)
-                fprintf(stderr, "%d check(s) failed\n", failures);
-        return failures ? 1 : 0;
+        if (check_failures)
+                fprintf(stderr, "%d check(s) failed\n", check_failures);
+        return check_failures ? 1 : 0;
 }
