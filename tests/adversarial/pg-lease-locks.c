@@ -32,6 +32,7 @@
 
 #include <sdlive.h>
 
+#include "pg-server-url.h"
 #include "soft-check.h"
 #include "harness.h"
 #include "leader.h"
@@ -56,22 +57,6 @@ static void sleep_for(uint64_t usec) {
 
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
                 ;
-}
-
-static int pg_url(const char *script, const char *state) {
-        char cmd[1024];
-        FILE *f;
-        bool ok;
-
-        snprintf(cmd, sizeof cmd, "'%s' url '%s'", script, state);
-        f = popen(cmd, "r");
-        if (!f)
-                return -errno;
-        ok = fgets(url, sizeof url, f) != NULL;
-        if (pclose(f) != 0 || !ok)
-                return -EIO;
-        url[strcspn(url, "\n")] = '\0';
-        return 0;
 }
 
 static PGconn *raw_connect(void) {
@@ -468,7 +453,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "usage: %s table-lock|act-deadline PG_SCRIPT STATE_DIR\n", argv[0]);
                 return 2;
         }
-        if (pg_url(argv[2], argv[3]) < 0) {
+        if (pg_server_url(argv[2], argv[3], url, sizeof url) < 0) {
                 fprintf(stderr, "no PostgreSQL server recorded in %s\n", argv[3]);
                 return 1;
         }

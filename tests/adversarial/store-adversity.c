@@ -35,6 +35,7 @@
 #include <libpq-fe.h>
 #endif
 
+#include "pg-server-url.h"
 #include "soft-check.h"
 
 #define LEASE "cluster"
@@ -290,23 +291,6 @@ static void side_files(const char *dir) {
 }
 
 #if SDLIVE_STORE_HAVE_POSTGRES
-/* "postgresql:CONNINFO" of the test server, from its script. */
-static int pg_url(const char *script, const char *state, char *url, size_t size) {
-        char cmd[1024];
-        FILE *f;
-        bool ok;
-
-        snprintf(cmd, sizeof cmd, "'%s' url '%s'", script, state);
-        f = popen(cmd, "r");
-        if (!f)
-                return -errno;
-        ok = fgets(url, (int) size, f) != NULL;
-        if (pclose(f) != 0 || !ok)
-                return -EIO;
-        url[strcspn(url, "\n")] = '\0';
-        return 0;
-}
-
 static void identity_pg(const char *script, const char *state) {
         struct store_fence fence = { .lease = LEASE, .holder = "node-a" };
         char url[512], id_a[STORE_ID_MAX + 1];
@@ -316,7 +300,7 @@ static void identity_pg(const char *script, const char *state) {
         PGconn *raw;
         int r;
 
-        if (pg_url(script, state, url, sizeof url) < 0) {
+        if (pg_server_url(script, state, url, sizeof url) < 0) {
                 CHECK(0, "no PostgreSQL server from %s", script);
                 return;
         }
