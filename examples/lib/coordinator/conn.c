@@ -27,6 +27,11 @@
 #include "tls.h"
 #include "monotonic.h"
 
+/* The coordinator moves tokens between frames and the store: frame.h owns
+ * their size; the store, which must not depend on frame, keeps its own,
+ * held equal here, the one file that sees both. */
+_Static_assert(FRAME_TOKEN_SIZE == STORE_TOKEN_SIZE, "one token size");
+
 /* How long a send may wait for socket buffer space: the worker's
  * remaining inactivity window, so a frozen worker whose buffer is full
  * cannot hold us past its deadline. */
@@ -57,7 +62,6 @@ static int send_assigns(struct session *s, const struct store_claim *jobs, unsig
         size_t used = 0;
         int size = frame_encoded_size(&f), r = size;
 
-        _Static_assert(FRAME_TOKEN_SIZE == STORE_TOKEN_SIZE, "one token size");
         if (size > 0 && s->out_size < (size_t) size * n) {
                 uint8_t *p = realloc(s->out, (size_t) size * COORDINATOR_WINDOW_MAX);
                 r = p ? size : -ENOMEM;
@@ -218,7 +222,7 @@ static int handle_result(struct session *s, const frame *f) {
         x = &s->pending[s->n_pending++];
         *x = (struct store_result) { .run = f->result.run, .job = (uint32_t) f->result.job,
                                      .attempt = f->result.attempt, .outcome = f->result.outcome };
-        memcpy(x->token, f->result.token, STORE_TOKEN_SIZE);
+        memcpy(x->token, f->result.token, FRAME_TOKEN_SIZE);
         return 0;
 }
 
