@@ -53,13 +53,8 @@ int setup(void **state) {
 
 int teardown(void **state) {
         struct fixture *f = *state;
-        char cmd[128];
 
-        coordinator_stop(f->c);
-        store_close(f->store);
-        sdlive_free(f->d);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-        assert_int_equal(system(cmd), 0);
+        coordinator_test_teardown(f->c, f->store, f->d, f->dir);
         free(f);
         return 0;
 }

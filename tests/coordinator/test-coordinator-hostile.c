@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "coordinator.h"
+#include "coordinator-teardown.h"
 #include "frame.h"
 
 #define LEASE "cluster"
@@ -88,13 +89,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         struct fixture *f = *state;
-        char cmd[128];
 
-        coordinator_stop(f->c);
-        store_close(f->store);
-        sdlive_free(f->d);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-        assert_int_equal(system(cmd), 0);
+        coordinator_test_teardown(f->c, f->store, f->d, f->dir);
         free(f);
         return 0;
 }
