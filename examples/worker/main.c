@@ -93,7 +93,7 @@ static void usage(void) {
  * clear to loopback literals only; exits 2 otherwise. */
 static void check_transport(const worker_options *o) {
         cli_check_transport(&(struct cli_transport) {
-                .names = { "--tls-cert", "--tls-key", "--tls-ca", "--tcp-insecure", "--coordinator" },
+                .names = CLI_TLS_OPTION_NAMES("", "--coordinator"),
                 .cert = o->tls.cert,
                 .key = o->tls.key,
                 .ca = o->tls.ca,
@@ -116,10 +116,7 @@ enum {
         OPT_COORDINATOR_TIMEOUT,
         OPT_HEARTBEAT,
         OPT_RECONNECT_MAX,
-        OPT_TLS_CERT,
-        OPT_TLS_KEY,
-        OPT_TLS_CA,
-        OPT_TCP_INSECURE,
+        OPT_TLS, /* CLI_TLS_OPTIONS_COUNT ids from here */
 };
 
 static const struct cli_option options[] = {
@@ -134,10 +131,7 @@ static const struct cli_option options[] = {
         { "coordinator-timeout", true, OPT_COORDINATOR_TIMEOUT },
         { "heartbeat", true, OPT_HEARTBEAT },
         { "reconnect-max", true, OPT_RECONNECT_MAX },
-        { "tls-cert", true, OPT_TLS_CERT },
-        { "tls-key", true, OPT_TLS_KEY },
-        { "tls-ca", true, OPT_TLS_CA },
-        { "tcp-insecure", false, OPT_TCP_INSECURE },
+        CLI_TLS_OPTIONS("", OPT_TLS),
 };
 
 static void set_option(int id, const char *option, const char *value, void *userdata) {
@@ -181,17 +175,10 @@ static void set_option(int id, const char *option, const char *value, void *user
         case OPT_RECONNECT_MAX:
                 o->jobs.backoff_max_usec = cli_duration_range(option, value, 1, RECONNECT_MAX_USEC);
                 break;
-        case OPT_TLS_CERT:
-                o->tls.cert = cli_path(option, value);
-                break;
-        case OPT_TLS_KEY:
-                o->tls.key = cli_path(option, value);
-                break;
-        case OPT_TLS_CA:
-                o->tls.ca = cli_path(option, value);
-                break;
-        case OPT_TCP_INSECURE:
-                o->jobs.link.tcp_insecure = true;
+        default:
+                cli_tls_option(id, OPT_TLS, option, value,
+                               &(struct cli_tls_values) { &o->tls.cert, &o->tls.key, &o->tls.ca,
+                                                          &o->jobs.link.tcp_insecure });
                 break;
         }
 }

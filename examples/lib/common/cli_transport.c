@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The transport rule of a daemon's TCP job link, one for the worker
- * (client) and the cluster's coordinator (server): TLS with all three
- * files, or — chosen explicitly — in the clear with every TCP address on
- * loopback. */
+/* The transport options of a daemon's TCP job link and their rule, one
+ * for the worker (client) and the cluster's coordinator (server): TLS with
+ * all three files, or — chosen explicitly — in the clear with every TCP
+ * address on loopback. */
 #include "cli.h"
 
 void cli_check_transport(const struct cli_transport *t) {
@@ -30,4 +30,23 @@ void cli_check_transport(const struct cli_transport *t) {
                     a.kind == ADDRESS_TCP && !address_is_loopback(&a))
                         cli_usage_error("%s: '%s' is not a loopback IP address", n->insecure,
                                         t->addresses[i]);
+}
+
+bool cli_tls_option(int id, int first_id, const char *option, const char *value, const struct cli_tls_values *v) {
+        switch (id - first_id) {
+        case 0:
+                *v->cert = cli_path(option, value);
+                return true;
+        case 1:
+                *v->key = cli_path(option, value);
+                return true;
+        case 2:
+                *v->ca = cli_path(option, value);
+                return true;
+        case 3:
+                *v->insecure = true;
+                return true;
+        default:
+                return false;
+        }
 }

@@ -7,7 +7,7 @@
  * RESULT without its assignment's token, or a stream of RESULTs that
  * change nothing, ends the connection as a protocol violation.
  */
-#include "coordinator-internal.h"
+#include "session.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,53 +27,10 @@
 #include "tls.h"
 #include "monotonic.h"
 
-/* After a batch failed for a transient reason, claims pause this long. */
-#define CLAIM_RETRY_MS 100
-/* The final batch of an ending connection is retried this often before
- * the coordinator gives up and fails (a restart requeues everything). */
-#define REQUEUE_TRIES 5
-/* Frames handled per wake-up before the loop looks at its other duties. */
-#define RECEIVE_BUDGET 64
-/* RESULTs received and not yet recorded; a full list is recorded at once. */
-#define PENDING_MAX (2 * COORDINATOR_WINDOW_MAX)
-/* RESULTs that change nothing (replays of a counted one, stale attempts,
- * unknown jobs) a connection may send over its life. A worker that
- * reconnects resends at most the RESULTs it finished while disconnected;
- * a peer that keeps replaying is cut off. */
-#define USELESS_RESULTS_MAX (4 * COORDINATOR_WINDOW_MAX)
-
-struct inflight {
-        uint64_t run;
-        uint32_t job;
-        uint32_t attempt;
-};
-
-struct session {
-        struct conn *k;
-        struct coordinator *c;
-        struct stream st; /* the connection, through TLS when k->tls */
-        sdlive_peer *peer;
-        frame_decoder *dec;
-        char worker[STORE_NAME_MAX + 1]; /* HELLO identity, "" before it */
-        struct inflight inflight[COORDINATOR_WINDOW_MAX];
-        unsigned n_inflight;
-        struct store_result pending[PENDING_MAX];
-        bool pending_ours[PENDING_MAX]; /* the RESULT's job was in our window */
-        unsigned n_pending;
-        uint8_t *out;             /* the ASSIGNs of one claim, encoded */
-        size_t out_size;
-        unsigned useless; /* RESULTs that changed nothing */
-        int64_t claim_retry_at_ms; /* 0: claims allowed */
-        int64_t last_received_ms;  /* bounds how long a send may wait */
-        bool idle;                 /* nothing pending at the last claim */
-        bool more;                 /* receive() stopped at its budget: read again */
-        uint64_t heartbeat_seq;
-        char reason[160]; /* why the connection ended */
-};
-
-static const char *name(const struct session *s) {
-        return s->worker[0] ? s->worker : "(no HELLO yet)";
-}
+/* The coordinator moves tokens between frames and the store: frame.h owns
+ * their size; the store, which must not depend on frame, keeps its own,
+ * held equal here, the one file that sees both. */
+_Static_assert(FRAME_TOKEN_SIZE == STORE_TOKEN_SIZE, "one token size");
 
 /* How long a send may wait for socket buffer space: the worker's
  * remaining inactivity window, so a frozen worker whose buffer is full
@@ -105,7 +62,6 @@ static int send_assigns(struct session *s, const struct store_claim *jobs, unsig
         size_t used = 0;
         int size = frame_encoded_size(&f), r = size;
 
-        _Static_assert(FRAME_TOKEN_SIZE == STORE_TOKEN_SIZE, "one token size");
         if (size > 0 && s->out_size < (size_t) size * n) {
                 uint8_t *p = realloc(s->out, (size_t) size * COORDINATOR_WINDOW_MAX);
                 r = p ? size : -ENOMEM;
@@ -154,7 +110,7 @@ static int result_done(struct session *s, const struct store_result *x) {
         default: /* -ENOENT, -EINVAL: names no assignment we made */
                 atomic_fetch_add(&s->c->stats.refused, 1);
                 log_info("coordinator: worker %s: RESULT for %" PRIu64 "/%u attempt %u refused: %s",
-                         name(s), x->run, x->job, x->attempt,
+                         session_name(s), x->run, x->job, x->attempt,
                          x->status == -ENOENT ? "no such job" : "attempt never assigned");
                 break;
         }
@@ -251,7 +207,7 @@ static int handle_result(struct session *s, const frame *f) {
         ours = take_inflight(s, f->result.run, f->result.job, f->result.attempt);
         if (!ours)
                 log_debug("coordinator: worker %s: late RESULT for %" PRIu64 "/%" PRIu64
-                         " attempt %u (not in flight here)", name(s), f->result.run, f->result.job,
+                         " attempt %u (not in flight here)", session_name(s), f->result.run, f->result.job,
                          f->result.attempt);
         if (s->n_pending == PENDING_MAX) {
                 int r = exchange(s);
@@ -266,7 +222,7 @@ static int handle_result(struct session *s, const frame *f) {
         x = &s->pending[s->n_pending++];
         *x = (struct store_result) { .run = f->result.run, .job = (uint32_t) f->result.job,
                                      .attempt = f->result.attempt, .outcome = f->result.outcome };
-        memcpy(x->token, f->result.token, STORE_TOKEN_SIZE);
+        memcpy(x->token, f->result.token, FRAME_TOKEN_SIZE);
         return 0;
 }
 
@@ -420,65 +376,6 @@ static void serve(struct session *s) {
         }
 }
 
-/* Waits ms for a retry, or less when the coordinator stops meanwhile. */
-static void retry_pause(struct session *s, int ms) {
-        (void) poll(&(struct pollfd) { .fd = s->c->stop_fd, .events = POLLIN }, 1, ms);
-}
-
-/* The connection's last batch: RESULTs still pending are recorded and
- * every job still in flight here (and any of our window whose RESULT
- * could not be recorded) goes back to pending; a job another connection
- * holds is never requeued for a RESULT naming it here. While serving, a
- * batch the store will not take is retried a few times, then fails the
- * coordinator (a restart requeues everything). Once the coordinator stops
- * there is one try, within the stop's time for store work: what it could
- * not do stays in flight in the store, and the next start (of this leader
- * or the next) requeues it; RESULTs not recorded are work done again. */
-static void finish(struct session *s) {
-        struct store_requeue rq[COORDINATOR_WINDOW_MAX + PENDING_MAX];
-        struct job_request q = { .results = s->pending, .n_results = s->n_pending, .requeues = rq };
-        unsigned requeued = 0;
-        int r = 0;
-
-        for (unsigned i = 0; i < s->n_inflight; i++)
-                rq[q.n_requeues++] = (struct store_requeue) { s->inflight[i].run, s->inflight[i].job,
-                                                              s->inflight[i].attempt, false };
-        for (unsigned i = 0; i < s->n_pending; i++)
-                if (s->pending_ours[i])
-                        rq[q.n_requeues++] = (struct store_requeue) { s->pending[i].run, s->pending[i].job,
-                                                                      s->pending[i].attempt, false };
-        for (int attempt = 0; attempt < REQUEUE_TRIES && (q.n_results || q.n_requeues); attempt++) {
-                r = writer_submit(s->c, &q);
-                if (r >= 0 || r == -ESTALE || r == -ESHUTDOWN || r == -ECANCELED || atomic_load(&s->c->result) ||
-                    coordinator_stopping(s->c))
-                        break;
-                retry_pause(s, CLAIM_RETRY_MS << attempt);
-        }
-        bool ending = r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result) || coordinator_stopping(s->c);
-        if (r < 0 && !ending) {
-                log_error("coordinator: cannot requeue the jobs of worker %s: %s", name(s), strerror(-r));
-                coordinator_fail(s->c, r);
-        }
-        if (r >= 0) {
-                for (size_t i = 0; i < q.n_results; i++)
-                        if (s->pending[i].status == STORE_RECORD_COUNTED)
-                                atomic_fetch_add(&s->c->stats.counted, 1);
-                for (size_t i = 0; i < q.n_requeues; i++)
-                        requeued += rq[i].requeued;
-        }
-        if (requeued)
-                atomic_fetch_add(&s->c->stats.requeued, requeued);
-        if (r < 0 && r != -ESTALE && q.n_requeues)
-                log_notice("coordinator: worker %s disconnected (%s); %zu in-flight job(s) left in flight in "
-                           "the store (%s): the next start requeues them",
-                           name(s), s->reason, q.n_requeues, strerror(-r));
-        else if (s->worker[0])
-                log_notice("coordinator: worker %s disconnected (%s); %u in-flight job(s) requeued",
-                           name(s), s->reason, requeued);
-        else
-                log_info("coordinator: connection %" PRIu64 " (%s) ended before HELLO (%s)", s->k->id,
-                         s->k->origin, s->reason);
-}
 
 void *conn_main(void *userdata) {
         struct conn *k = userdata;
@@ -493,7 +390,7 @@ void *conn_main(void *userdata) {
                 goto out;
         s.last_received_ms = monotonic_ms();
         serve(&s);
-        finish(&s);
+        session_finish(&s);
 out:
         /* Before the close: an eviction shuts down only a socket still open. */
         conn_release(k->c, k);

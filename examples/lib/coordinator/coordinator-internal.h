@@ -107,14 +107,25 @@ struct conn {
         _Atomic bool finished; /* conn_main returned; the thread can be joined */
 };
 
+/* conn.c */
 void *conn_main(void *userdata);
 
+/* connections.c */
 /* coordinator_adopt() for a connection the listener accepted; tls: over
  * TCP with the configured TLS context, source its budget key (see
  * COORDINATOR_PREAUTH_MAX). Such a connection holds a handshake place
  * until conn_authenticated(). -EMFILE (caps) or -EAGAIN (its source's
  * share of the handshake budget is taken) are refusals. */
 int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls, const char *source);
+/* Joins the connection threads that have returned, so finished
+ * connections do not pile up; the listener calls it between accepts. */
+void coordinator_reap_finished(struct coordinator *c);
+/* Wakes every connection loop: requeued jobs are waiting to be claimed. */
+void coordinator_kick_all(struct coordinator *c);
+/* At the stop, once the listener is joined: empties the set, joining every
+ * connection thread (each ends on c->stop_fd after its last batch). */
+void coordinator_join_all(struct coordinator *c);
+
 /* budget.c */
 /* With c->lock held: gives k the place it needs (a handshake place for a
  * TLS peer, else a served one), perhaps evicting another handshake. 0,
@@ -132,16 +143,6 @@ int conn_handshake(struct conn *k, struct ssl_st **ret);
 int conn_authenticated(struct coordinator *c, struct conn *k);
 /* k ends: whatever place it holds is free for another. */
 void conn_release(struct coordinator *c, struct conn *k);
-/* True once coordinator_stop() began. */
-bool coordinator_stopping(const struct coordinator *c);
-
-/* Stops the coordinator by itself with result r (first caller wins). */
-void coordinator_fail(struct coordinator *c, int r);
-/* Joins the connection threads that have returned, so finished
- * connections do not pile up; the listener calls it between accepts. */
-void coordinator_reap_finished(struct coordinator *c);
-/* Wakes every connection loop: requeued jobs are waiting to be claimed. */
-void coordinator_kick_all(struct coordinator *c);
 
 /* writer.c */
 /* Opens the store and resumes (see coordinator_start()), then serves the
@@ -152,15 +153,8 @@ void *writer_main(void *userdata);
  * never started); -ECANCELED when the coordinator is stopping and its time
  * for store work is over. */
 int writer_submit(struct coordinator *c, struct job_request *q);
-/* The writer's account of one attempt at store work: r < 0 other than
- * -ESTALE starts (or continues) a stall, r >= 0 ends it. */
-void coordinator_note_store_work(struct coordinator *c, int r);
 
 /* listen.c */
-/* Logs "coordinator: <message>" at warning level for a connection refused
- * before HELLO, at most 10 per 10 s across the process: a peer cannot grow
- * the log by reconnecting. The lines not logged are counted in the next. */
-void coordinator_log_refusal(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* Creates the unix listener at path, mode 0666, in a trusted directory
  * (trusted_dir.h; refused otherwise, logged), replacing only a stale socket
  * of ours and never following a link. Returns the fd or -errno. */
@@ -174,5 +168,18 @@ int listen_tcp(const struct coordinator *c);
  * reason in why; -errno when they cannot be read. */
 int listen_peer_allowed(const struct coordinator *c, int fd, char *why, size_t size);
 void *listener_main(void *userdata);
+
+/* status.c: calls nothing else of the coordinator. */
+/* True once coordinator_stop() began. */
+bool coordinator_stopping(const struct coordinator *c);
+/* Stops the coordinator by itself with result r (first caller wins). */
+void coordinator_fail(struct coordinator *c, int r);
+/* The writer's account of one attempt at store work: r < 0 other than
+ * -ESTALE starts (or continues) a stall, r >= 0 ends it. */
+void coordinator_note_store_work(struct coordinator *c, int r);
+/* Logs "coordinator: <message>" at warning level for a connection refused
+ * before HELLO, at most 10 per 10 s across the process: a peer cannot grow
+ * the log by reconnecting. The lines not logged are counted in the next. */
+void coordinator_log_refusal(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Coordinator lifecycle: start (requeue, resume), adopt, stop. */
+/* Coordinator lifecycle: start (requeue, resume), stop. */
 #include "coordinator-internal.h"
 
 #include <errno.h>
@@ -233,148 +233,8 @@ fail:
         return r;
 }
 
-int coordinator_adopt(struct coordinator *c, int fd, const char *origin) {
-        return coordinator_adopt_conn(c, fd, origin, false, NULL);
-}
-
-int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bool tls, const char *source) {
-        struct conn *k;
-        int r;
-
-        if (!c || fd < 0) {
-                if (fd >= 0)
-                        close(fd);
-                return -EINVAL;
-        }
-        k = calloc(1, sizeof(*k));
-        if (!k) {
-                close(fd);
-                return -ENOMEM;
-        }
-        k->c = c;
-        k->fd = fd;
-        k->tls = tls;
-        k->since_ms = monotonic_ms();
-        snprintf(k->origin, sizeof(k->origin), "%s", origin ? origin : "adopted");
-        snprintf(k->source, sizeof(k->source), "%s", source ? source : "");
-        k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (k->kick_fd < 0) {
-                r = -errno;
-                goto fail;
-        }
-
-        /* Connections that ended since the last reap do not count. */
-        coordinator_reap_finished(c);
-        pthread_mutex_lock(&c->lock);
-        k->id = ++c->next_id;
-        r = conn_admit(c, k);
-        if (r == 0)
-                r = -pthread_create(&k->thread, NULL, conn_main, k);
-        if (r == 0) {
-                k->next = c->conns;
-                c->conns = k;
-                c->n_conns++;
-        } else
-                conn_release_locked(c, k);
-        pthread_mutex_unlock(&c->lock);
-        if (r < 0)
-                goto fail;
-        atomic_fetch_add(&c->stats.connections, 1);
-        return 0;
-fail:
-        if (k->kick_fd >= 0)
-                close(k->kick_fd);
-        close(fd);
-        free(k);
-        return r;
-}
-
-static void free_conn(struct conn *k) {
-        pthread_join(k->thread, NULL);
-        close(k->kick_fd);
-        free(k);
-}
-
-void coordinator_reap_finished(struct coordinator *c) {
-        struct conn **p, *done = NULL;
-
-        pthread_mutex_lock(&c->lock);
-        for (p = &c->conns; *p;) {
-                struct conn *k = *p;
-                if (atomic_load(&k->finished)) {
-                        *p = k->next;
-                        c->n_conns--;
-                        k->next = done;
-                        done = k;
-                } else
-                        p = &k->next;
-        }
-        pthread_mutex_unlock(&c->lock);
-        while (done) {
-                struct conn *k = done;
-                done = k->next;
-                free_conn(k);
-        }
-}
-
-void coordinator_kick_all(struct coordinator *c) {
-        uint64_t one = 1;
-
-        pthread_mutex_lock(&c->lock);
-        for (struct conn *k = c->conns; k; k = k->next)
-                (void) !write(k->kick_fd, &one, sizeof(one));
-        pthread_mutex_unlock(&c->lock);
-}
-
-void coordinator_fail(struct coordinator *c, int r) {
-        uint64_t one = 1;
-        int expected = 0;
-
-        if (r >= 0)
-                r = -EIO;
-        if (!atomic_compare_exchange_strong(&c->result, &expected, r))
-                return;
-        if (r == -ESTALE)
-                log_warning("coordinator: the lease is no longer ours (generation %llu): stopping",
-                            (unsigned long long) c->cfg.fence.generation);
-        else
-                log_error("coordinator: stopping after a failure: %s", strerror(-r));
-        (void) !write(c->stop_fd, &one, sizeof(one));
-        (void) !write(c->event_fd, &one, sizeof(one));
-}
-
-int coordinator_event_fd(const struct coordinator *c) {
-        return c ? c->event_fd : -EINVAL;
-}
-
-int coordinator_result(const struct coordinator *c) {
-        return c ? atomic_load(&c->result) : -EINVAL;
-}
-
-void coordinator_stats(const struct coordinator *c, struct coordinator_stats *ret) {
-        if (!c || !ret)
-                return;
-        *ret = (struct coordinator_stats) {
-                .connections = atomic_load(&c->stats.connections),
-                .assigned = atomic_load(&c->stats.assigned),
-                .counted = atomic_load(&c->stats.counted),
-                .duplicates = atomic_load(&c->stats.duplicates),
-                .stale = atomic_load(&c->stats.stale),
-                .requeued = atomic_load(&c->stats.requeued),
-                .reaped = atomic_load(&c->stats.reaped),
-                .protocol_errors = atomic_load(&c->stats.protocol_errors),
-                .refused = atomic_load(&c->stats.refused),
-                .batches = atomic_load(&c->stats.batches),
-        };
-}
-
-bool coordinator_stopping(const struct coordinator *c) {
-        return atomic_load(&c->stop_deadline_usec) != 0;
-}
-
 struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordinator_stats *final) {
         uint64_t one = 1, wait;
-        struct conn *k;
 
         if (!c)
                 return NULL;
@@ -384,15 +244,7 @@ struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordin
         (void) !write(c->stop_fd, &one, sizeof(one));
         if (c->listener_running)
                 pthread_join(c->listener, NULL);
-        pthread_mutex_lock(&c->lock);
-        k = c->conns;
-        c->conns = NULL;
-        pthread_mutex_unlock(&c->lock);
-        while (k) {
-                struct conn *next = k->next;
-                free_conn(k);
-                k = next;
-        }
+        coordinator_join_all(c);
         stop_writer(c);
         /* Every connection's last batch is applied or dropped by now. */
         coordinator_stats(c, final);
@@ -402,31 +254,4 @@ struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordin
 
 struct coordinator *coordinator_stop(struct coordinator *c) {
         return coordinator_stop_final(c, NULL);
-}
-
-void coordinator_note_store_work(struct coordinator *c, int r) {
-        pthread_mutex_lock(&c->stall_lock);
-        if (r >= 0 || r == -ESTALE)
-                c->failing_since_usec = 0;
-        else if (!c->failing_since_usec) {
-                c->failing_since_usec = monotonic_usec();
-                snprintf(c->failing_why, sizeof(c->failing_why), "%s", store_errmsg(c->store));
-        }
-        pthread_mutex_unlock(&c->stall_lock);
-}
-
-int coordinator_stalled(struct coordinator *c, char *why, size_t size) {
-        uint64_t since, now = monotonic_usec();
-        int stalled;
-
-        if (!c)
-                return 0;
-        pthread_mutex_lock(&c->stall_lock);
-        since = c->failing_since_usec;
-        stalled = since && now - since >= COORDINATOR_STALL_USEC;
-        if (stalled && why && size)
-                snprintf(why, size, "job batches failing for %llu s: %s",
-                         (unsigned long long) ((now - since) / 1000000), c->failing_why);
-        pthread_mutex_unlock(&c->stall_lock);
-        return stalled;
 }

@@ -291,8 +291,6 @@ static int send_frame(coordinator_link *l, const frame *f) {
         return 0;
 }
 
-_Static_assert(COORDINATOR_TOKEN_SIZE == FRAME_TOKEN_SIZE, "one token size");
-
 int coordinator_link_send_result(coordinator_link *l, const coordinator_assign *a, int32_t outcome,
                                  const char *text) {
         frame f = { .type = FRAME_RESULT,

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The coordinator's listeners: a unix socket with peer credential checks,
- * optionally TCP, the thread that accepts on them, and the rate-limited
- * log of the connections refused. */
+ * optionally TCP, and the thread that accepts on them. */
 #include "coordinator-internal.h"
 
 #include <errno.h>
@@ -11,7 +10,6 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -36,46 +34,6 @@
 /* A bound on the listener's sleep, so finished connection threads are
  * joined even while nobody connects. */
 #define LISTENER_TICK_MS 1000
-/* At most this many refused connections are logged per window. */
-#define REFUSALS_LOGGED 10
-#define REFUSAL_WINDOW_MS 10000
-
-static struct {
-        pthread_mutex_t lock;
-        int64_t window_start_ms;
-        unsigned logged, suppressed;
-} refusals = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-void coordinator_log_refusal(const char *format, ...) {
-        unsigned earlier = 0;
-        bool log = false;
-        int64_t now = monotonic_ms();
-        char line[512];
-        va_list ap;
-
-        pthread_mutex_lock(&refusals.lock);
-        if (now - refusals.window_start_ms >= REFUSAL_WINDOW_MS) {
-                refusals.window_start_ms = now;
-                refusals.logged = 0;
-        }
-        if (refusals.logged < REFUSALS_LOGGED) {
-                refusals.logged++;
-                earlier = refusals.suppressed;
-                refusals.suppressed = 0;
-                log = true;
-        } else
-                refusals.suppressed++;
-        pthread_mutex_unlock(&refusals.lock);
-        if (!log)
-                return;
-        va_start(ap, format);
-        vsnprintf(line, sizeof(line), format, ap);
-        va_end(ap);
-        if (earlier)
-                log_warning("coordinator: %u more refused connection(s) not logged", earlier);
-        log_warning("coordinator: %s", line);
-}
-
 /* Gives our socket `name` in dir_fd mode 0666 without following a link:
  * the entry is opened as itself (O_PATH | O_NOFOLLOW), must be a socket we
  * own, and is changed through its descriptor. */

@@ -73,6 +73,33 @@ struct cli_transport {
  * address, or both at once, are refused. Exits 2 with the reason. */
 void cli_check_transport(const struct cli_transport *t);
 
+/* The four transport options of a TCP job link in a daemon's option table
+ * (struct cli_option, below): <prefix>tls-cert, <prefix>tls-key and
+ * <prefix>tls-ca, each with a value, and <prefix>tcp-insecure, a flag,
+ * with the ids first_id to first_id + CLI_TLS_OPTIONS_COUNT - 1. */
+#define CLI_TLS_OPTIONS_COUNT 4
+#define CLI_TLS_OPTIONS(prefix, first_id)                                                       \
+        { prefix "tls-cert", true, (first_id) }, { prefix "tls-key", true, (first_id) + 1 },     \
+                { prefix "tls-ca", true, (first_id) + 2 }, { prefix "tcp-insecure", false, (first_id) + 3 }
+
+/* The names of those options for cli_check_transport() (struct
+ * cli_transport_names); address: the option that gives the addresses. */
+#define CLI_TLS_OPTION_NAMES(prefix, address) \
+        { "--" prefix "tls-cert", "--" prefix "tls-key", "--" prefix "tls-ca", "--" prefix "tcp-insecure", address }
+
+/* Where a daemon keeps what those options say: the three paths (NULL
+ * until given) and the clear-text choice. */
+struct cli_tls_values {
+        const char **cert, **key, **ca;
+        bool *insecure;
+};
+
+/* For a daemon's option handler: true when id is one of
+ * CLI_TLS_OPTIONS(..., first_id), with its value stored through v (a
+ * path checked by cli_path(), exiting 2 when it is not one); false, and
+ * nothing done, for any other id. */
+bool cli_tls_option(int id, int first_id, const char *option, const char *value, const struct cli_tls_values *v);
+
 /* Prints "<program> (sdlive <library version>)" to stdout. */
 void cli_print_version(void);
 

@@ -8,6 +8,8 @@
 
 #include <sdlive.h>
 
+#include "frame.h"
+
 /*
  * The worker's end of the job protocol (docs/protocol.md, docs/jobs.md):
  * one connection to whichever coordinator address answers — only the
@@ -34,14 +36,12 @@ typedef struct coordinator_link_config {
         bool tcp_insecure;
 } coordinator_link_config;
 
-/* Bytes of the assignment token: a RESULT echoes its ASSIGN's token, the
- * proof that it answers that assignment. */
-#define COORDINATOR_TOKEN_SIZE 16
-
 typedef struct coordinator_assign {
         uint64_t run, job;
         uint32_t attempt;
-        uint8_t token[COORDINATOR_TOKEN_SIZE];
+        /* A RESULT echoes its ASSIGN's token, the proof that it answers
+         * that assignment (FRAME_TOKEN_SIZE, frame.h). */
+        uint8_t token[FRAME_TOKEN_SIZE];
         char payload[256]; /* NUL-terminated; longer payloads are refused */
 } coordinator_assign;
 

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "coordinator.h"
+#include "coordinator-test.h"
 #include "frame.h"
 
 #define LEASE "cluster"
@@ -67,12 +68,7 @@ static int setup(void **state) {
         snprintf(f->db, sizeof(f->db), "%s/store.db", f->dir);
         snprintf(f->url, sizeof(f->url), "sqlite:%s", f->db);
         snprintf(f->sock, sizeof(f->sock), "%s/coordinator.sock", f->dir);
-        assert_int_equal(store_open(f->url, &f->store), 0);
-        f->fence = (struct store_fence) { .lease = LEASE, .holder = "leader-a" };
-        assert_int_equal(store_lease_acquire(f->store, LEASE, "leader-a", 60 * SDLIVE_USEC_PER_SEC,
-                                             &f->fence.generation), 0);
-        assert_int_equal(store_run_create(f->store, &f->fence, JOBS, &f->run), 0);
-        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        coordinator_test_store(f->url, LEASE, JOBS, &f->store, &f->fence, &f->run, &f->d);
         cfg = (struct coordinator_config) {
                 .store_url = f->url,
                 .fence = f->fence,
@@ -88,13 +84,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         struct fixture *f = *state;
-        char cmd[128];
 
-        coordinator_stop(f->c);
-        store_close(f->store);
-        sdlive_free(f->d);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-        assert_int_equal(system(cmd), 0);
+        coordinator_test_teardown(f->c, f->store, f->d, f->dir);
         free(f);
         return 0;
 }

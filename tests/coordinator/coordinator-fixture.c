@@ -39,12 +39,7 @@ int setup(void **state) {
         snprintf(f->dir, sizeof(f->dir), "/tmp/test-coordinator-XXXXXX");
         assert_non_null(mkdtemp(f->dir));
         snprintf(f->url, sizeof(f->url), "sqlite:%s/store.db", f->dir);
-        assert_int_equal(store_open(f->url, &f->store), 0);
-        f->fence = (struct store_fence) { .lease = LEASE, .holder = "leader-a" };
-        assert_int_equal(store_lease_acquire(f->store, LEASE, "leader-a", 60 * SDLIVE_USEC_PER_SEC,
-                                             &f->fence.generation), 0);
-        assert_int_equal(store_run_create(f->store, &f->fence, JOBS, &f->run), 0);
-        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        coordinator_test_store(f->url, LEASE, JOBS, &f->store, &f->fence, &f->run, &f->d);
         cfg = config(f);
         assert_int_equal(coordinator_start(&f->c, f->d, &cfg), 0);
         *state = f;
@@ -53,13 +48,8 @@ int setup(void **state) {
 
 int teardown(void **state) {
         struct fixture *f = *state;
-        char cmd[128];
 
-        coordinator_stop(f->c);
-        store_close(f->store);
-        sdlive_free(f->d);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-        assert_int_equal(system(cmd), 0);
+        coordinator_test_teardown(f->c, f->store, f->d, f->dir);
         free(f);
         return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "coordinator.h"
+#include "coordinator-test.h"
 #include "frame.h"
 
 #define LEASE "cluster"

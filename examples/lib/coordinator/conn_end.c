@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* The last batch of a worker connection whose loop returned: its pending
+ * RESULTs recorded, its jobs in flight requeued. */
+#include "session.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <string.h>
+
+#include "log.h"
+
+/* The final batch of an ending connection is retried this often before
+ * the coordinator gives up and fails (a restart requeues everything). */
+#define REQUEUE_TRIES 5
+
+/* Waits ms for a retry, or less when the coordinator stops meanwhile. */
+static void retry_pause(struct session *s, int ms) {
+        (void) poll(&(struct pollfd) { .fd = s->c->stop_fd, .events = POLLIN }, 1, ms);
+}
+
+/* The connection's last batch: RESULTs still pending are recorded and
+ * every job still in flight here (and any of our window whose RESULT
+ * could not be recorded) goes back to pending; a job another connection
+ * holds is never requeued for a RESULT naming it here. While serving, a
+ * batch the store will not take is retried a few times, then fails the
+ * coordinator (a restart requeues everything). Once the coordinator stops
+ * there is one try, within the stop's time for store work: what it could
+ * not do stays in flight in the store, and the next start (of this leader
+ * or the next) requeues it; RESULTs not recorded are work done again. */
+void session_finish(struct session *s) {
+        struct store_requeue rq[COORDINATOR_WINDOW_MAX + PENDING_MAX];
+        struct job_request q = { .results = s->pending, .n_results = s->n_pending, .requeues = rq };
+        unsigned requeued = 0;
+        int r = 0;
+
+        for (unsigned i = 0; i < s->n_inflight; i++)
+                rq[q.n_requeues++] = (struct store_requeue) { s->inflight[i].run, s->inflight[i].job,
+                                                              s->inflight[i].attempt, false };
+        for (unsigned i = 0; i < s->n_pending; i++)
+                if (s->pending_ours[i])
+                        rq[q.n_requeues++] = (struct store_requeue) { s->pending[i].run, s->pending[i].job,
+                                                                      s->pending[i].attempt, false };
+        for (int attempt = 0; attempt < REQUEUE_TRIES && (q.n_results || q.n_requeues); attempt++) {
+                r = writer_submit(s->c, &q);
+                if (r >= 0 || r == -ESTALE || r == -ESHUTDOWN || r == -ECANCELED || atomic_load(&s->c->result) ||
+                    coordinator_stopping(s->c))
+                        break;
+                retry_pause(s, CLAIM_RETRY_MS << attempt);
+        }
+        bool ending = r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result) || coordinator_stopping(s->c);
+        if (r < 0 && !ending) {
+                log_error("coordinator: cannot requeue the jobs of worker %s: %s", session_name(s), strerror(-r));
+                coordinator_fail(s->c, r);
+        }
+        if (r >= 0) {
+                for (size_t i = 0; i < q.n_results; i++)
+                        if (s->pending[i].status == STORE_RECORD_COUNTED)
+                                atomic_fetch_add(&s->c->stats.counted, 1);
+                for (size_t i = 0; i < q.n_requeues; i++)
+                        requeued += rq[i].requeued;
+        }
+        if (requeued)
+                atomic_fetch_add(&s->c->stats.requeued, requeued);
+        if (r < 0 && r != -ESTALE && q.n_requeues)
+                log_notice("coordinator: worker %s disconnected (%s); %zu in-flight job(s) left in flight in "
+                           "the store (%s): the next start requeues them",
+                           session_name(s), s->reason, q.n_requeues, strerror(-r));
+        else if (s->worker[0])
+                log_notice("coordinator: worker %s disconnected (%s); %u in-flight job(s) requeued",
+                           session_name(s), s->reason, requeued);
+        else
+                log_info("coordinator: connection %" PRIu64 " (%s) ended before HELLO (%s)", s->k->id,
+                         s->k->origin, s->reason);
+}
