@@ -26,7 +26,7 @@ TIMEOUT_MS=1000 HEARTBEAT_MS=300
 REAP_BOUND_MS=$((TIMEOUT_MS + HEARTBEAT_MS + 300))
 [[ -n $(harness_unit_of cluster) && -n $(harness_unit_of worker) ]] ||
   harness_fail "this build ships no sdlive-cluster@.service or sdlive-worker.service"
-inspect_bin=$SDLIVE_BUILD_DIR/tests/jobs/jobs-inspect
+inspect_bin=$SDLIVE_BUILD_DIR/tests/coordinator/jobs-inspect
 [[ -x $inspect_bin ]] || harness_fail "$inspect_bin is missing: build the jobs-inspect target"
 
 J=$HARNESS_RUN/jobs
