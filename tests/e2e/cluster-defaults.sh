@@ -18,11 +18,20 @@
 #      drop-in for this row only): expiry; the late release step of the
 #      dead leader releases nothing.
 # No member but the failed one ever dies.
+# etcd: the lease in a three-member etcd cluster on loopback (ports 23880-
+# 23885, election timeout 500 ms; tests/etcd/etcd-cluster.sh), the work in
+# the default SQLite store, fenced by token; and three more rows:
+#   6. paused past the TTL (no watchdog acting), resumed: its write is
+#      rejected by the token, or never made (its deadline for acting passed);
+#   7. the etcd leader killed: our leader keeps its lease and token;
+#   8. etcd's quorum lost: our leader stops acting before its TTL could run
+#      out in etcd, nobody leads until the quorum is back.
 #
-#   cluster-defaults.sh sqlite|postgresql
+#   cluster-defaults.sh sqlite|postgresql|etcd
 source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
 backend=${1:-}
-[[ $backend == sqlite || $backend == postgresql ]] || { echo "usage: $0 sqlite|postgresql" >&2; exit 2; }
+[[ $backend == sqlite || $backend == postgresql || $backend == etcd ]] ||
+  { echo "usage: $0 sqlite|postgresql|etcd" >&2; exit 2; }
 harness_start "$@"
 harness_units_install
 
@@ -59,6 +68,18 @@ BindReadOnlyPaths=$pgdir"
 else
   url=sqlite:$(harness_state_dir cluster)/cluster.db
 fi
+lease_args=()
+if [[ $backend == etcd ]]; then
+  etcd_sh=$(dirname -- "${BASH_SOURCE[0]}")/../etcd/etcd-cluster.sh
+  export SDLIVE_ETCD_PORT_BASE=23880
+  trap 'rc=$?; bash "$etcd_sh" stop "$HARNESS_RUN" >/dev/null 2>&1; (exit $rc); harness_teardown' EXIT
+  bash "$etcd_sh" start "$HARNESS_RUN" >/dev/null || harness_fail "cannot start the etcd cluster"
+  lease_url=etcd:$(bash "$etcd_sh" endpoints "$HARNESS_RUN")
+  lease_args=(--lease-store "$lease_url")
+  # ExecStart= and ExecStopPost= both read it.
+  store_lines="Environment=\"SDLIVE_LEASE_STORE=$lease_url\""
+  etcd_do() { bash "$etcd_sh" "$1" "$HARNESS_RUN" ${2:+"$2"} >/dev/null || harness_fail "etcd-cluster.sh $1 $2 failed"; }
+fi
 
 # The shipped unit as installed: drop the harness's scaling (WatchdogSec=,
 # RestartSec=, scaled arguments), keep its output files, death record and
@@ -84,7 +105,7 @@ done
 inspect() {
   local try
   for try in 1 2 3 4 5; do
-    "$bin" --store "$url" --inspect 2>/dev/null && return 0
+    "$bin" --store "$url" "${lease_args[@]}" --inspect 2>/dev/null && return 0
     sleep 0.02
   done
   return 1
@@ -156,7 +177,7 @@ t0=$(harness_now_us)
 systemctl --user kill --signal=SIGKILL -- "$(unit_of "$leader")"
 ms=$(takeover_ms "$standby" "$t0" 20)
 log_since "$leader" "$offset" "released after its holder's death" || harness_fail "$leader: the release step did not release"
-goal=$([[ $backend == postgresql ]] && echo 1000 || echo 1500)
+goal=$(case $backend in postgresql) echo 1000 ;; etcd) echo 500 ;; *) echo 1500 ;; esac)
 ((ms <= goal)) || harness_fail "crash failover ${ms} ms > goal ${goal} ms"
 check_bound "SIGKILL (crash)" "$ms" "$goal" "R + N (goal)"
 rejoin "$leader" "$offset"
@@ -252,5 +273,7 @@ holder_is "$standby" && [[ $(generation) == "$gen" ]] || harness_fail "the dead 
 check_bound "host loss (frozen, then killed)" "$ms" "$LEASE_MS" "L + N"
 rejoin "$leader" "$offset"
 expect_alive "$(unit_of "$standby")" "$sd"
+
+[[ $backend == etcd ]] && source "$(dirname -- "${BASH_SOURCE[0]}")/cluster-defaults-etcd.sh"
 
 echo "PASS ($backend, shipped defaults)"
