@@ -39,6 +39,10 @@ struct election {
         const char *etcd_key;
         struct etcd_client **etcd;
         uint64_t etcd_budget_usec;
+        /* The token of this process's last term (0: none yet): a key still
+         * holding it outlived a release that could not reach etcd (quorum
+         * lost), and is released by that token before the next attempt. */
+        const uint64_t *etcd_own_token;
 };
 
 struct election_result {

@@ -92,6 +92,15 @@ int etcd_attempt(const struct election *e, struct etcd_standby *s, struct electi
         if (*failures > 0)
                 log_notice("etcd reachable again");
         *failures = 0;
+        if (holder.held && e->etcd_own_token && *e->etcd_own_token > 0 &&
+            holder.create_revision == (int64_t) *e->etcd_own_token) {
+                log_notice("the leader key still holds our last term's token %lld: releasing it",
+                           (long long) holder.create_revision);
+                r = etcd_release(*e->etcd, e->etcd_key, holder.create_revision, holder.lease, e->etcd_budget_usec);
+                if (r < 0 && r != -ESTALE)
+                        return unavailable(e, s, failures, last_holder, pause);
+                holder.held = false;
+        }
         if (holder.held) {
                 standby(e, s, &holder, last_holder, pause);
                 return 0;

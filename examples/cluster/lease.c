@@ -118,8 +118,8 @@ bool lease_holder_may_act(struct lease_holder *h) {
         now = monotonic_usec();
         if (now < atomic_load(&h->act_until_usec))
                 return true;
-        mark_lost(h, "the deadline for acting passed (%s before the lease's expiry in the store) with no "
-                  "renewal in time: the refresher is still waiting on the store",
+        mark_lost(h, "the deadline for acting passed (%s before the lease can expire) with no "
+                  "renewal in time: the refresher is still waiting for the lease store's answer",
                   duration_format(margin, sizeof(margin), lease_act_margin(h->config.ttl_usec)));
         return false;
 }

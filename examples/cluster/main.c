@@ -109,6 +109,7 @@ struct cluster {
         struct leader_service services[1];
         size_t n_services;
         struct etcd_client *etcd;     /* the main loop's, with the lease in etcd */
+        uint64_t etcd_last_token;     /* of our last term in etcd (0: none) */
 };
 
 /* Leaves what --release-after-death needs should this process die while
@@ -146,6 +147,31 @@ static int check_lease_record(const struct cluster *c) {
         return -EPERM;
 }
 
+/* With the lease in etcd, the term's first act is one fenced write under
+ * its token (the claim): it raises the store's high-water mark to the
+ * token, so from then on every write of an earlier leader is rejected,
+ * whether or not this leader has anything else to write. The write is
+ * what a new leader does anyway: put back the jobs in flight under the
+ * previous one. -ESTALE: a later leader has written, the term is over. */
+static void claim_token(struct cluster *c, const struct leader_term *term, struct lease_holder *h) {
+        struct store_fence fence = term->fence;
+        int r;
+
+        fence.act_until_usec = lease_holder_act_until(h);
+        r = store_jobs_requeue(c->store, &fence, NULL);
+        if (r == -ESTALE) {
+                log_warning("token %llu refused by the store: %s", (unsigned long long) fence.generation,
+                            store_errmsg(c->store));
+                lease_holder_mark_lost(h, "the store has seen a later leader's token");
+        } else if (r < 0) {
+                log_warning("cannot claim token %llu in the store yet (%s): its first write will",
+                            (unsigned long long) fence.generation, store_errmsg(c->store));
+        } else {
+                log_info("token %llu claimed in the store (%d jobs in flight put back)",
+                         (unsigned long long) fence.generation, r);
+        }
+}
+
 /* One term of leadership, from a won election to the loss of the lease. */
 static int lead_term(struct cluster *c, const struct election_result *won) {
         char store_id[STORE_ID_MAX + 1];
@@ -159,6 +185,12 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
                 r = lease_holder_start(&c->lease, won->generation, won->acquired_at_usec, &h);
         if (r < 0) {
                 log_error("cannot hold the lease: %s", strerror(-r));
+                return r;
+        }
+        /* With the lease in etcd the election never needed the store. */
+        if (!c->store && (r = store_open(c->o->store_url, &c->store)) < 0) {
+                log_error("won the lease but cannot open store %s: %s", c->o->store_url, store_errmsg(NULL));
+                lease_holder_stop(h, true);
                 return r;
         }
         store_set_lock_timeout(c->store, c->lock_timeout_usec);
@@ -180,6 +212,10 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
                 .n_services = c->n_services,
         };
         record_lease(c, won->generation);
+        if (won->etcd_lease > 0) {
+                c->etcd_last_token = won->generation;
+                claim_token(c, &term, h);
+        }
         sdlive_progress_park(c->election_progress);
         r = leader_run(&term);
         /* In etcd a release by token is safe whatever ended the term. */
@@ -206,6 +242,7 @@ static int run(struct cluster *c) {
                 .etcd_key = LEASE_ETCD_KEY,
                 .etcd = &c->etcd,
                 .etcd_budget_usec = c->lock_timeout_usec,
+                .etcd_own_token = &c->etcd_last_token,
         };
         /* Our lease stays in the store until it expires: wait that long. */
         uint64_t first = c->o->lease_usec > c->o->poll_usec ? c->o->lease_usec : c->o->poll_usec;

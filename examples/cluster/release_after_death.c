@@ -7,6 +7,7 @@
 #include "cluster_etcd.h"
 #include "lease_record.h"
 #include "log.h"
+#include "monotonic.h"
 #include "store.h"
 
 #define LOCK_TIMEOUT_DEFAULT_USEC 500000
@@ -14,6 +15,7 @@
 /* The record is trusted and its leader gone: delete the leader key in etcd
  * if it is still that leader's (by token). */
 static enum release_outcome release_in_etcd(const struct release_config *c, const struct lease_record *rec) {
+        uint64_t started = monotonic_usec();
         enum release_outcome outcome;
         char why[512];
         int r;
@@ -22,8 +24,9 @@ static enum release_outcome release_in_etcd(const struct release_config *c, cons
                                  c->lock_timeout_usec ? c->lock_timeout_usec : LOCK_TIMEOUT_DEFAULT_USEC, why,
                                  sizeof(why));
         if (r >= 0) {
-                log_notice("lease %s generation %llu of %s released after its holder's death (in etcd)", rec->lease,
-                           (unsigned long long) rec->generation, rec->holder);
+                log_notice("lease %s generation %llu of %s released after its holder's death (in etcd, %llu ms)",
+                           rec->lease, (unsigned long long) rec->generation, rec->holder,
+                           (unsigned long long) ((monotonic_usec() - started) / 1000));
                 outcome = RELEASE_DONE;
         } else if (r == -ESTALE) {
                 log_info("lease %s is no longer held by %s as generation %llu in etcd: nothing to release",
