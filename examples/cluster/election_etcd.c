@@ -15,6 +15,14 @@
 /* The longest one step of the watch runs before the loop pets and looks
  * for a stop request again. */
 #define WATCH_STEP_MS 100
+/* A deletion wakes the standby no sooner than this after its wait began
+ * (after its last attempt): however etcd's stream behaves, at most 10
+ * attempts a second, as for the store's announcements. */
+#define WATCH_ATTEMPT_GAP_USEC (100 * SDLIVE_USEC_PER_MSEC)
+
+static uint64_t min_u64(uint64_t a, uint64_t b) {
+        return a < b ? a : b;
+}
 
 void etcd_standby_end(struct etcd_standby *s) {
         s->watch = etcd_watch_close(s->watch);
@@ -140,7 +148,7 @@ int etcd_attempt(const struct election *e, struct etcd_standby *s, struct electi
 }
 
 int etcd_wait_for_release(const struct election *e, struct etcd_standby *s, uint64_t usec) {
-        uint64_t until = monotonic_usec() + usec;
+        uint64_t entered = monotonic_usec(), until = entered + usec;
         int r;
 
         if (s->watch_from > 0 && !s->watch && etcd_watch_open(*e->etcd, e->etcd_key, s->watch_from, &s->watch) < 0) {
@@ -161,6 +169,11 @@ int etcd_wait_for_release(const struct election *e, struct etcd_standby *s, uint
                 sdlive_pet_watchdog(e->d);
                 if (r > 0) {
                         etcd_standby_end(s);
+                        now = monotonic_usec();
+                        if (now < entered + WATCH_ATTEMPT_GAP_USEC && now < until &&
+                            (r = sdlive_idle(e->d, min_u64(entered + WATCH_ATTEMPT_GAP_USEC, until) - now)) !=
+                                    SDLIVE_WAKE_TIMEOUT)
+                                return r;
                         return SDLIVE_WAKE_FD;
                 }
                 if (r < 0) {
