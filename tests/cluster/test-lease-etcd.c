@@ -43,6 +43,7 @@ typedef struct fixture {
         struct election_result won;
         struct lease_holder *h;
         struct temp_store t;
+        struct store *s;             /* the work store, when a case opens it */
 } fixture;
 
 static int setup(void **state) {
@@ -83,6 +84,7 @@ static int teardown(void **state) {
         fixture *f = *state;
 
         lease_holder_stop(f->h, false);
+        store_close(f->s);
         etcd_client_close(f->client);
         etcd_client_close(f->election_client);
         sdlive_free(f->d);
@@ -324,7 +326,7 @@ static void quorum_lost_holder_stops_before_its_ttl(void **state) {
  * to b (T2 > T1), b writes; a's later write with T1 is rejected. */
 static void store_rejects_the_deposed_token(void **state) {
         fixture *f = *state;
-        struct store *s = temp_store_open(&f->t);
+        struct store *s = f->s = temp_store_open(&f->t);
         struct standby_run b = { .f = f };
         struct store_fence fa = { .lease = "cluster", .holder = "a", .by_token = true };
         struct store_fence fb = { .lease = "cluster", .holder = "b", .by_token = true };
@@ -349,7 +351,6 @@ static void store_rejects_the_deposed_token(void **state) {
         assert_true(store_blob_mark_deleted(s, &fb, 12) >= 0);
         etcd_lease_revoke(f->client, b.won.etcd_lease, BUDGET);
         etcd_client_close(b.client);
-        store_close(s);
 }
 
 int main(int argc, char **argv) {
