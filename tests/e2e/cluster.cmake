@@ -63,7 +63,7 @@ if(TARGET sdlive-example-etcd)
   add_test(NAME e2e-etcd.cluster-defaults
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-defaults.sh etcd)
   set_tests_properties(e2e-etcd.cluster-defaults PROPERTIES
-    LABELS "e2e-etcd;cluster;etcd"
+    LABELS "e2e-etcd;cluster"
     RUN_SERIAL TRUE
     TIMEOUT 600
     SKIP_RETURN_CODE 77
