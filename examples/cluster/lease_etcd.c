@@ -13,6 +13,9 @@
 #include "lease_backend.h"
 #include "store.h"
 
+/* The longest one keep-alive or release may take, failover included. */
+#define ETCD_CALL_MAX_USEC SDLIVE_USEC_PER_SEC
+
 struct etcd_backend {
         struct etcd_client *client;  /* the refresher's own */
         const char *key;             /* the config's, which outlives the holder */
@@ -100,8 +103,12 @@ int lease_etcd_backend_open(const struct lease_config *c, uint64_t token, int64_
         b->lease = lease_id;
         b->ttl_usec = c->ttl_usec;
         /* Each call within a quarter of the refresh interval, as the
-         * store's lock timeout: several tries fit before the deadline. */
+         * store's lock timeout (several tries fit before the deadline), and
+         * at most ETCD_CALL_MAX_USEC: the last release runs on the main
+         * loop (lease_holder_stop()), which must not wait longer. */
         b->budget_usec = c->lock_timeout_usec ? c->lock_timeout_usec : refresh / 4;
+        if (b->budget_usec > ETCD_CALL_MAX_USEC || b->budget_usec == 0)
+                b->budget_usec = ETCD_CALL_MAX_USEC;
         *ret = (struct lease_backend) {
                 .ctx = b,
                 .renew = etcd_renew,
