@@ -129,6 +129,30 @@ void raw_exec(struct raw *raw, const char *sql) {
 #endif
 }
 
+long long raw_int(struct raw *raw, const char *sql) {
+        long long value = 0;
+
+        if (raw->db) {
+                sqlite3_stmt *st;
+                int rc = sqlite3_prepare_v2(raw->db, sql, -1, &st, NULL);
+                if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+                        value = sqlite3_column_int64(st, 0);
+                sqlite3_finalize(st);
+                if (rc != SQLITE_ROW)
+                        fail_msg("raw SQL \"%s\": %s", sql, rc == SQLITE_DONE ? "no row" : sqlite3_errmsg(raw->db));
+                return value;
+        }
+#if SDLIVE_STORE_HAVE_POSTGRES
+        PGresult *res = PQexec(raw->conn, sql);
+        if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) < 1)
+                fail_msg("raw SQL \"%s\": %s", sql,
+                         PQresultStatus(res) != PGRES_TUPLES_OK ? PQresultErrorMessage(res) : "no row");
+        value = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        PQclear(res);
+#endif
+        return value;
+}
+
 void raw_close(struct raw *raw) {
         if (!raw)
                 return;

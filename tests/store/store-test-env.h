@@ -33,6 +33,9 @@ struct raw;
 struct raw *raw_open(void);
 /* Runs SQL (several statements allowed); fails the test on error. */
 void raw_exec(struct raw *raw, const char *sql);
+/* The first column of the one row sql returns, as an integer; fails the
+ * test on error or when there is no row. */
+long long raw_int(struct raw *raw, const char *sql);
 void raw_close(struct raw *raw);
 
 /* Runs pg-server.sh with cmd ("down", "up"); fails the test on error. */

@@ -291,7 +291,8 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                 r = pg_fail_conn(p, -ECONNRESET, "begin transaction");
         if (r >= 0)
                 r = send_job(p, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen,
-                                                                  f->store_id ? f->store_id : p->bound_id });
+                                                                  store_fence_identity(&p->base, f),
+                                                                  f->by_token ? "true" : "false" });
         if (r >= 0 && b->n_results)
                 r = send_job(p, JQ_RECORD, (const char *const[]) { t->text[A_RUN], t->text[A_JOB],
                                                                    t->text[A_ATTEMPT], t->text[A_TOKEN],
@@ -343,8 +344,7 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                 return r;
         }
         if (first == -ESTALE)
-                store_fail(&p->base, -ESTALE, "lease %s is no longer held by %s as generation %llu",
-                           f->lease, f->holder, (unsigned long long) f->generation);
+                store_fence_refused(&p->base, f, 0);
         return first;
 }
 

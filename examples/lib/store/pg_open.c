@@ -41,6 +41,10 @@ static const char schema_sql[] =
         "INSERT INTO store_meta VALUES ('store_id', '%s') ON CONFLICT DO NOTHING;"
         "CREATE TABLE IF NOT EXISTS leases (name text PRIMARY KEY, holder text NOT NULL,"
         "  generation bigint NOT NULL, expires timestamptz NOT NULL);"
+        /* The highest fencing token a write by token passed with, per
+         * lease (store_fence.by_token); a store made before tokens gains
+         * it (schema_complete_sql lists it). */
+        "CREATE TABLE IF NOT EXISTS lease_tokens (lease text PRIMARY KEY, token bigint NOT NULL);"
         "CREATE TABLE IF NOT EXISTS write_log (id bigserial PRIMARY KEY, lease text NOT NULL,"
         "  holder text NOT NULL, generation bigint NOT NULL, at bigint NOT NULL, what text NOT NULL);"
         "CREATE TABLE IF NOT EXISTS blobs (id bigint PRIMARY KEY, refcount bigint NOT NULL DEFAULT 0,"
@@ -90,7 +94,7 @@ static const char schema_complete_sql[] =
         "SELECT count(*) FILTER (WHERE to_regclass(n) IS NULL) = 0"
         " AND (SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass('jobs')"
         "  AND attname IN ('token', 'claimed') AND NOT attisdropped) = 2"
-        " FROM unnest(ARRAY['store_meta', 'leases', 'write_log', 'blobs', 'artifacts', 'artifacts_newest',"
+        " FROM unnest(ARRAY['store_meta', 'leases', 'lease_tokens', 'write_log', 'blobs', 'artifacts', 'artifacts_newest',"
         "  'nodes', 'runs', 'jobs', 'jobs_pending', 'jobs_in_flight']) n";
 
 /* 1 when the schema is complete and has its identity (nothing to set up),

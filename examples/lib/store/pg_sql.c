@@ -32,6 +32,17 @@ const struct store_sql pg_sql[STMT_N] = {
                          " AND expires > clock_timestamp()"
                          " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4) FOR KEY SHARE",
                          "ttit" },
+        /* The conflicting row is locked first (waiting for a raise in
+         * flight), then the WHERE is evaluated against its latest
+         * committed version: a token that lost to a raise committed
+         * meanwhile gets no row. */
+        [STMT_FENCE_TOKEN] = { "INSERT INTO lease_tokens (lease, token) SELECT $1::text, $2::bigint"
+                               " WHERE EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $3)"
+                               " ON CONFLICT (lease) DO UPDATE SET token = excluded.token"
+                               "  WHERE lease_tokens.token <= excluded.token"
+                               " RETURNING token",
+                               "tit" },
+        [STMT_TOKEN_MARK] = { "SELECT token FROM lease_tokens WHERE lease = $1", "t" },
         [STMT_LOG] = { "INSERT INTO write_log (lease, holder, generation, at, what)"
                        " VALUES ($1, $2, $3, " PG_NOW_USEC ", $4)",
                        "ttit" },
@@ -140,12 +151,20 @@ const struct store_sql pg_sql[STMT_N] = {
 
 /* Statements of the batched job path (pg_batch.c). */
 const char *const pg_batch_sql[JQ_N] = {
-        /* Fails (division by zero) unless the lease is ours: the rest of
-         * the pipeline is then skipped. */
-        [JQ_FENCE] = "SELECT 1 / (SELECT count(*) FROM (SELECT 1 FROM leases WHERE name = $1 AND holder = $2"
+        /* Fails (division by zero) unless the fence holds: the rest of the
+         * pipeline is then skipped. $5: fenced by token (as
+         * STMT_FENCE_TOKEN: the mark is raised), else by the lease row (as
+         * STMT_FENCE); only the branch taken reads its table. */
+        [JQ_FENCE] = "WITH mark AS (INSERT INTO lease_tokens (lease, token) SELECT $1::text, $3::bigint"
+                     "  WHERE $5::boolean"
+                     "  AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4)"
+                     "  ON CONFLICT (lease) DO UPDATE SET token = excluded.token"
+                     "  WHERE lease_tokens.token <= excluded.token RETURNING 1)"
+                     " SELECT 1 / (CASE WHEN $5::boolean THEN (SELECT count(*) FROM mark)"
+                     " ELSE (SELECT count(*) FROM (SELECT 1 FROM leases WHERE name = $1 AND holder = $2"
                      " AND generation = $3 AND expires > clock_timestamp()"
                      " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4)"
-                     " FOR KEY SHARE) l)::integer",
+                     " FOR KEY SHARE) l) END)::integer",
         /* Locks the jobs named (in key order: two batches never deadlock),
          * completes each first RESULT of the current attempt with its token
          * on a job not done, and returns what every RESULT found. */
@@ -181,7 +200,7 @@ const char *const pg_batch_sql[JQ_N] = {
         [JQ_LOG] = "INSERT INTO write_log (lease, holder, generation, at, what)"
                    " VALUES ($1, $2, $3, " PG_NOW_USEC ", $4)",
 };
-const int pg_batch_params[JQ_N] = { 4, 5, 3, 3, 4 };
+const int pg_batch_params[JQ_N] = { 5, 5, 3, 3, 4 };
 
 
 const struct store_backend pg_backend = {

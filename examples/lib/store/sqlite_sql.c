@@ -32,6 +32,10 @@ const char sqlite_schema_sql[] =
         "INSERT OR IGNORE INTO store_meta VALUES ('fenced_writes', '0');"
         "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL,"
         "  generation INTEGER NOT NULL, expires INTEGER NOT NULL, boot_id TEXT NOT NULL);"
+        /* The highest fencing token a write by token passed with, per
+         * lease (store_fence.by_token). The script runs at every connect:
+         * a store made before tokens gains the table. */
+        "CREATE TABLE IF NOT EXISTS lease_tokens (lease TEXT PRIMARY KEY, token INTEGER NOT NULL);"
         "CREATE TABLE IF NOT EXISTS write_log (id INTEGER PRIMARY KEY AUTOINCREMENT,"
         "  lease TEXT NOT NULL, holder TEXT NOT NULL, generation INTEGER NOT NULL,"
         "  at INTEGER NOT NULL, what TEXT NOT NULL);"
@@ -58,6 +62,13 @@ const struct store_sql sqlite_sql[STMT_N] = {
                          " AND boot_id = ?5 AND expires > ?6"
                          " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = ?4)",
                          "ttitBL" },
+        /* BEGIN IMMEDIATE serializes it with every other write. */
+        [STMT_FENCE_TOKEN] = { "INSERT INTO lease_tokens (lease, token) VALUES (?1, ?2)"
+                               " ON CONFLICT (lease) DO UPDATE SET token = excluded.token"
+                               "  WHERE lease_tokens.token <= excluded.token"
+                               " RETURNING token",
+                               "ti" },
+        [STMT_TOKEN_MARK] = { "SELECT token FROM lease_tokens WHERE lease = ?1", "t" },
         [STMT_LOG] = { "INSERT INTO write_log (lease, holder, generation, at, what) VALUES (?1, ?2, ?3, ?5, ?4)",
                        "ttitL" },
         [STMT_LEASE_ACQUIRE] = { "INSERT INTO leases (name, holder, generation, expires, boot_id)"

@@ -20,6 +20,9 @@
 enum store_stmt {
         STMT_META,            /* key, value of 'schema' and 'store_id' */
         STMT_FENCE,           /* a row while the fence holds */
+        STMT_FENCE_TOKEN,     /* lease, token, identity -> a row when the token is at
+                               * least the lease's mark, which it raises */
+        STMT_TOKEN_MARK,      /* lease -> the highest token recorded */
         STMT_LOG,             /* write_log row: lease, holder, generation, what */
         STMT_LEASE_ACQUIRE,   /* name, holder, ttl -> generation, no row when held */
         STMT_LEASE_REFRESH,   /* name, holder, generation, ttl -> rows changed */
@@ -190,8 +193,19 @@ int store_read_rows(struct store *s, void *out, size_t size, size_t max, store_r
 /* Begins a write transaction that holds only while f is the live lease of
  * the store incarnation that issued it (f->store_id, or the one the handle
  * is bound to) and its deadline for acting has not passed; -ESTALE
- * otherwise, with nothing left open. */
+ * otherwise, with nothing left open. With f->by_token the lease check is
+ * the token check instead: f->generation at least the highest token
+ * recorded for f->lease, raised to it in the same transaction, in the
+ * incarnation the handle is bound to (a store deleted, replaced or put
+ * back from a copy has lost its marks). */
 int store_fence_begin(struct store *s, const struct store_fence *f);
+/* The identity a fence is checked against: f->store_id, or for a fence
+ * by token or without one the identity the handle is bound to. */
+const char *store_fence_identity(struct store *s, const struct store_fence *f);
+/* Records why f was refused and returns -ESTALE: for a fence by token,
+ * mark is the highest token the store has recorded for f->lease (0:
+ * unknown). */
+int store_fence_refused(struct store *s, const struct store_fence *f, int64_t mark);
 /* 0 while f's deadline for acting (store_fence.act_until_usec) has not
  * passed, else -ESTALE with a message. */
 int store_fence_in_time(struct store *s, const struct store_fence *f);

@@ -167,8 +167,12 @@ struct store_fence {
          * has seen for this lease, and it raises that high-water mark to
          * generation; a lower token gets -ESTALE, as the lease check does.
          * holder is recorded in the write log, store_id is not checked, and
-         * the store's own lease table is not read. false: the lease is the
-         * store's own (store_lease_acquire) and is checked as above. */
+         * the store's own lease table is not read; the handle must still
+         * reach the store incarnation it is bound to (a store deleted,
+         * replaced or put back from a copy has lost its marks: -ESTALE). A
+         * transaction that rolls back raises nothing (docs/store.md,
+         * "Fencing by token"). false: the lease is the store's own
+         * (store_lease_acquire) and is checked as above. */
         bool by_token;
 };
 
