@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "election_etcd.h"
 #include "lease.h"
 #include "log.h"
 #include "monotonic.h"
@@ -162,6 +163,7 @@ static int wait_for_release(const struct election *e, uint64_t usec) {
 
 int election_run(const struct election *e, struct election_result *ret) {
         char last_holder[STORE_NAME_MAX + 1] = "";
+        struct etcd_standby standby = { 0 };
         bool announced = false;
         unsigned failures = 0;
 
@@ -172,15 +174,23 @@ int election_run(const struct election *e, struct election_result *ret) {
                 if (sdlive_stopping(e->d) > 0)
                         return 0;
                 if (!spinning(e, &announced)) {
-                        r = attempt(e, ret, &failures, last_holder, &pause);
+                        r = e->etcd_endpoints ? etcd_attempt(e, &standby, ret, &failures, last_holder, &pause)
+                                              : attempt(e, ret, &failures, last_holder, &pause);
                         if (e->progress)
                                 sdlive_progress_beat(e->progress);
-                        if (r != 0)
+                        if (r != 0) {
+                                etcd_standby_end(&standby);
                                 return r;
+                        }
                 }
-                r = failures == 0 ? wait_for_release(e, pause) : sdlive_idle(e->d, pause);
+                if (failures > 0)
+                        r = sdlive_idle(e->d, pause);
+                else
+                        r = e->etcd_endpoints ? etcd_wait_for_release(e, &standby, pause) : wait_for_release(e, pause);
                 if (r == SDLIVE_WAKE_FD)
                         log_debug("a release was announced: attempting now");
+                if (r == SDLIVE_WAKE_STOP || r < 0)
+                        etcd_standby_end(&standby);
                 if (r == SDLIVE_WAKE_STOP)
                         return 0;
                 if (r < 0) {

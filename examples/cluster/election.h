@@ -32,11 +32,26 @@ struct election {
         /* Fault injection: while this file exists the loop idles without
          * attempting (NULL: off). */
         const char *spin_file;
+        /* The lease in etcd instead of the store (election_etcd.c):
+         * endpoints (NULL: the store's lease), the leader key, the client
+         * (opened here while NULL) and the budget of each call. */
+        const char *etcd_endpoints;
+        const char *etcd_key;
+        struct etcd_client **etcd;
+        uint64_t etcd_budget_usec;
+        /* The token of this process's last term (0: none yet): a key still
+         * holding it outlived a release that could not reach etcd (quorum
+         * lost), and is released by that token before the next attempt. */
+        const uint64_t *etcd_own_token;
 };
 
 struct election_result {
         uint64_t generation;          /* the fencing token */
         uint64_t acquired_at_usec;    /* CLOCK_MONOTONIC before the winning call */
+        /* etcd: the lease the key is attached to, and the first deadline
+         * for acting, from the grant's answer (0 with the store's lease). */
+        int64_t etcd_lease;
+        uint64_t act_until_usec;
 };
 
 /* The longest pause between two attempts (store unavailable backoff). */

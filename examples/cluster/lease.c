@@ -14,6 +14,7 @@
 
 #include "duration.h"
 #include "health_gate.h"
+#include "lease_backend.h"
 #include "log.h"
 #include "monotonic.h"
 #include "store.h"
@@ -21,7 +22,7 @@
 struct lease_holder {
         struct lease_config config;
         uint64_t generation;
-        struct store *store;      /* the refresher's own handle */
+        struct lease_backend backend; /* where renewals and releases go (its own handle) */
         pthread_t thread;
         bool thread_started;
         int lost_fd;              /* eventfd: readable once lost */
@@ -93,11 +94,10 @@ uint64_t lease_act_margin(uint64_t ttl_usec) {
         return ttl_usec / 8 > SDLIVE_USEC_PER_MSEC ? ttl_usec / 8 : SDLIVE_USEC_PER_MSEC;
 }
 
-/* The deadline for a lease renewed by a call that started at `started`. */
-static uint64_t act_deadline(const struct lease_config *c, uint64_t started) {
-        uint64_t margin = lease_act_margin(c->ttl_usec);
+uint64_t lease_act_deadline(uint64_t ttl_usec, uint64_t started) {
+        uint64_t margin = lease_act_margin(ttl_usec);
 
-        return c->ttl_usec > margin ? started + c->ttl_usec - margin : started;
+        return ttl_usec > margin ? started + ttl_usec - margin : started;
 }
 
 static void set_deadline(struct lease_holder *h, uint64_t deadline) {
@@ -118,8 +118,8 @@ bool lease_holder_may_act(struct lease_holder *h) {
         now = monotonic_usec();
         if (now < atomic_load(&h->act_until_usec))
                 return true;
-        mark_lost(h, "the deadline for acting passed (%s before the lease's expiry in the store) with no "
-                  "renewal in time: the refresher is still waiting on the store",
+        mark_lost(h, "the deadline for acting passed (%s before the lease can expire) with no "
+                  "renewal in time: the refresher is still waiting for the lease store's answer",
                   duration_format(margin, sizeof(margin), lease_act_margin(h->config.ttl_usec)));
         return false;
 }
@@ -181,24 +181,23 @@ static void retry_later(struct lease_holder *h, const char *what, uint64_t start
         char left[DURATION_FORMAT_MAX];
 
         h->failures++;
-        log_warning("lease %s failed (store unavailable: %s); %s left before it expires", what,
-                    store_errmsg(h->store),
+        log_warning("lease %s failed (unavailable: %s); %s left before it expires", what,
+                    h->backend.errmsg(h->backend.ctx),
                     duration_format(left, sizeof(left),
                                     h->deadline_usec > started ? h->deadline_usec - started : 0));
         h->next_refresh_usec = monotonic_usec() + retry_interval(&h->config);
-        if (store_reconnect(h->store) < 0)
-                log_debug("reconnect failed: %s", store_errmsg(h->store));
+        h->backend.reconnect(h->backend.ctx);
 }
 
 /* HOLDING or RETRYING, a renewal is due: HOLDING, RETRYING or LOST. */
 static enum lease_state renew(struct lease_holder *h) {
         const struct lease_config *c = &h->config;
-        uint64_t started = monotonic_usec();
+        uint64_t started = monotonic_usec(), deadline = 0;
         int r;
 
-        r = store_lease_refresh(h->store, c->name, c->holder, h->generation, c->ttl_usec);
+        r = h->backend.renew(h->backend.ctx, &deadline);
         if (r >= 0) {
-                set_deadline(h, act_deadline(c, started));
+                set_deadline(h, deadline);
                 atomic_fetch_add(&h->refreshes, 1);
                 if (h->failures > 0)
                         log_info("lease refreshed again after %llu failed attempts",
@@ -210,13 +209,13 @@ static enum lease_state renew(struct lease_holder *h) {
         switch (store_error_class(r)) {
         case STORE_LOST:
                 mark_lost(h, "lease generation %llu is no longer ours: %s",
-                          (unsigned long long) h->generation, store_errmsg(h->store));
+                          (unsigned long long) h->generation, h->backend.errmsg(h->backend.ctx));
                 return LEASE_LOST;
         case STORE_UNAVAILABLE:
                 retry_later(h, "refresh", started);
                 return LEASE_RETRYING;
         default:
-                mark_lost(h, "lease refresh failed: %s", store_errmsg(h->store));
+                mark_lost(h, "lease refresh failed: %s", h->backend.errmsg(h->backend.ctx));
                 return LEASE_LOST;
         }
 }
@@ -225,12 +224,11 @@ static enum lease_state renew(struct lease_holder *h) {
  * needs not wait for it to run out. Conditioned on (holder, generation) in
  * the store, like every release. RELEASING (to retry) or LOST. */
 static enum lease_state give_back(struct lease_holder *h) {
-        const struct lease_config *c = &h->config;
         uint64_t started = monotonic_usec();
         int r;
 
         atomic_fetch_add(&h->gate_releases, 1);
-        r = store_lease_release(h->store, c->name, c->holder, h->generation);
+        r = h->backend.release(h->backend.ctx);
         if (r >= 0) {
                 log_warning("lease generation %llu released: the main loop is stale",
                             (unsigned long long) h->generation);
@@ -241,7 +239,7 @@ static enum lease_state give_back(struct lease_holder *h) {
                 return LEASE_RELEASING;
         }
         log_info("lease generation %llu not released (%s)", (unsigned long long) h->generation,
-                 store_errmsg(h->store));
+                 h->backend.errmsg(h->backend.ctx));
         return LEASE_LOST;
 }
 
@@ -323,31 +321,34 @@ static void *refresher(void *userdata) {
         return NULL;
 }
 
-int lease_holder_start(const struct lease_config *c, uint64_t generation,
-                       uint64_t acquired_at_usec, struct lease_holder **ret) {
+/* Starts the refresher of a lease whose backend is opened by open_backend
+ * (with etcd_lease > 0: the etcd one), with the first deadline given. */
+static int holder_start(const struct lease_config *c, uint64_t generation, uint64_t acquired_at_usec,
+                        int64_t etcd_lease, uint64_t act_until_usec, struct lease_holder **ret) {
         struct lease_holder *h;
         int r;
 
-        if (!c || !ret || !c->store_url || !c->name || !c->holder || c->ttl_usec == 0 || generation == 0)
-                return -EINVAL;
         h = calloc(1, sizeof(*h));
         if (!h)
                 return -ENOMEM;
         h->config = *c;
         h->generation = generation;
         h->acquired_at_usec = acquired_at_usec;
-        set_deadline(h, act_deadline(c, acquired_at_usec));
+        set_deadline(h, act_until_usec);
         h->lost_fd = h->stop_fd = -1;
         atomic_init(&h->state, LEASE_HOLDING);
         pthread_mutex_init(&h->lock, NULL);
 
-        r = store_open(c->store_url, &h->store);
-        if (r < 0) {
-                log_error("lease refresher cannot open the store: %s", store_errmsg(NULL));
+#if SDLIVE_CLUSTER_ETCD
+        if (etcd_lease > 0) {
+                r = lease_etcd_backend_open(c, generation, etcd_lease, &h->backend);
+                if (r < 0)
+                        log_error("lease refresher cannot open the etcd client: %s", strerror(-r));
+        } else
+#endif
+                r = lease_store_backend_open(c, generation, &h->backend);
+        if (r < 0)
                 goto fail;
-        }
-        /* A refresh stuck behind a lock must not eat the lease. */
-        store_set_lock_timeout(h->store, c->lock_timeout_usec ? c->lock_timeout_usec : refresh_interval(c) / 4);
         h->lost_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         h->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (h->lost_fd < 0 || h->stop_fd < 0) {
@@ -365,6 +366,25 @@ fail:
         return r;
 }
 
+int lease_holder_start(const struct lease_config *c, uint64_t generation,
+                       uint64_t acquired_at_usec, struct lease_holder **ret) {
+        if (!c || !ret || !c->store_url || !c->name || !c->holder || c->ttl_usec == 0 || generation == 0)
+                return -EINVAL;
+        return holder_start(c, generation, acquired_at_usec, 0, lease_act_deadline(c->ttl_usec, acquired_at_usec), ret);
+}
+
+int lease_holder_start_etcd(const struct lease_config *c, uint64_t token, int64_t etcd_lease,
+                            uint64_t act_until_usec, struct lease_holder **ret) {
+        if (!c || !ret || !c->etcd_endpoints || !c->etcd_key || !c->name || !c->holder || c->ttl_usec == 0 ||
+            token == 0 || etcd_lease <= 0)
+                return -EINVAL;
+#if SDLIVE_CLUSTER_ETCD
+        return holder_start(c, token, monotonic_usec(), etcd_lease, act_until_usec, ret);
+#else
+        return -ENOTSUP;
+#endif
+}
+
 struct lease_holder *lease_holder_stop(struct lease_holder *h, bool release) {
         uint64_t one = 1;
         int r;
@@ -376,16 +396,20 @@ struct lease_holder *lease_holder_stop(struct lease_holder *h, bool release) {
                         log_error("cannot wake the lease refresher: %s", strerror(errno));
                 pthread_join(h->thread, NULL);
         }
-        if (release && h->store && !lease_holder_lost(h)) {
-                r = store_lease_release(h->store, h->config.name, h->config.holder, h->generation);
-                if (r < 0)
+        if (release && h->backend.ctx && (!lease_holder_lost(h) || h->backend.release_when_lost)) {
+                r = h->backend.release(h->backend.ctx);
+                if (r == -ESTALE && lease_holder_lost(h))
+                        log_debug("lease generation %llu: nothing left to release",
+                                  (unsigned long long) h->generation);
+                else if (r < 0)
                         log_warning("cannot release the lease (a standby waits for it to expire): %s",
-                                    store_errmsg(h->store));
+                                    h->backend.errmsg(h->backend.ctx));
                 else
                         log_info("lease generation %llu released", (unsigned long long) h->generation);
                 mark_lost(h, "lease released");
         }
-        store_close(h->store);
+        if (h->backend.close)
+                h->backend.close(h->backend.ctx);
         if (h->lost_fd >= 0)
                 close(h->lost_fd);
         if (h->stop_fd >= 0)

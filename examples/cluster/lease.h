@@ -48,6 +48,10 @@
 
 struct lease_config {
         const char *store_url;        /* the refresher opens its own handle */
+        /* The lease in etcd instead (lease_holder_start_etcd()): its
+         * endpoints and the leader key; NULL for the store's own lease. */
+        const char *etcd_endpoints;
+        const char *etcd_key;
         const char *name;             /* lease name, e.g. "cluster" */
         const char *holder;
         uint64_t ttl_usec;
@@ -68,6 +72,18 @@ struct lease_holder;
  * release it yourself). */
 int lease_holder_start(const struct lease_config *c, uint64_t generation,
                        uint64_t acquired_at_usec, struct lease_holder **ret);
+
+/* Starts holding a lease held in etcd (c->etcd_endpoints, c->etcd_key):
+ * etcd lease `etcd_lease`, to which the key is attached, and `token`, the
+ * key's create_revision (the fencing token). act_until_usec is the first
+ * deadline for acting, from the grant (etcd_lease_deadline_ms()). The same
+ * state machine as above: keep-alive every refresh interval, retried every
+ * refresh / 4 while etcd cannot answer, each call bounded by the lock
+ * timeout; a keep-alive answered "lease gone" is LOST at once; any other
+ * failure moves nothing, and the deadline ends the term. -ENOTSUP when the
+ * daemon was built without the etcd client. */
+int lease_holder_start_etcd(const struct lease_config *c, uint64_t token, int64_t etcd_lease,
+                            uint64_t act_until_usec, struct lease_holder **ret);
 
 /* Readable (POLLIN) once the lease is lost. */
 int lease_holder_fd(const struct lease_holder *h);

@@ -18,6 +18,7 @@
 #include "coordinator_service.h"
 #include "duration.h"
 #include "election.h"
+#include "cluster_etcd.h"
 #include "fault.h"
 #include "leader.h"
 #include "lease.h"
@@ -107,6 +108,8 @@ struct cluster {
         struct coordinator_service jobs;
         struct leader_service services[1];
         size_t n_services;
+        struct etcd_client *etcd;     /* the main loop's, with the lease in etcd */
+        uint64_t etcd_last_token;     /* of our last term in etcd (0: none) */
 };
 
 /* Leaves what --release-after-death needs should this process die while
@@ -144,6 +147,31 @@ static int check_lease_record(const struct cluster *c) {
         return -EPERM;
 }
 
+/* With the lease in etcd, the term's first act is one fenced write under
+ * its token (the claim): it raises the store's high-water mark to the
+ * token, so from then on every write of an earlier leader is rejected,
+ * whether or not this leader has anything else to write. The write is
+ * what a new leader does anyway: put back the jobs in flight under the
+ * previous one. -ESTALE: a later leader has written, the term is over. */
+static void claim_token(struct cluster *c, const struct leader_term *term, struct lease_holder *h) {
+        struct store_fence fence = term->fence;
+        int r;
+
+        fence.act_until_usec = lease_holder_act_until(h);
+        r = store_jobs_requeue(c->store, &fence, NULL);
+        if (r == -ESTALE) {
+                log_warning("token %llu refused by the store: %s", (unsigned long long) fence.generation,
+                            store_errmsg(c->store));
+                lease_holder_mark_lost(h, "the store has seen a later leader's token");
+        } else if (r < 0) {
+                log_warning("cannot claim token %llu in the store yet (%s): its first write will",
+                            (unsigned long long) fence.generation, store_errmsg(c->store));
+        } else {
+                log_info("token %llu claimed in the store (%d jobs in flight put back)",
+                         (unsigned long long) fence.generation, r);
+        }
+}
+
 /* One term of leadership, from a won election to the loss of the lease. */
 static int lead_term(struct cluster *c, const struct election_result *won) {
         char store_id[STORE_ID_MAX + 1];
@@ -151,9 +179,18 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
         struct leader_term term;
         int r, k;
 
-        r = lease_holder_start(&c->lease, won->generation, won->acquired_at_usec, &h);
+        if (won->etcd_lease > 0)
+                r = lease_holder_start_etcd(&c->lease, won->generation, won->etcd_lease, won->act_until_usec, &h);
+        else
+                r = lease_holder_start(&c->lease, won->generation, won->acquired_at_usec, &h);
         if (r < 0) {
                 log_error("cannot hold the lease: %s", strerror(-r));
+                return r;
+        }
+        /* With the lease in etcd the election never needed the store. */
+        if (!c->store && (r = store_open(c->o->store_url, &c->store)) < 0) {
+                log_error("won the lease but cannot open store %s: %s", c->o->store_url, store_errmsg(NULL));
+                lease_holder_stop(h, true);
                 return r;
         }
         store_set_lock_timeout(c->store, c->lock_timeout_usec);
@@ -164,8 +201,10 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
                 .d = c->d,
                 .store = c->store,
                 .lease = h,
+                /* With the lease in etcd, its token: checked by the store
+                 * against the highest it has seen (store_fence.by_token). */
                 .fence = { .lease = LEASE_NAME, .holder = c->o->node, .generation = won->generation,
-                           .store_id = store_id },
+                           .store_id = store_id, .by_token = won->etcd_lease > 0 },
                 .maintenance_interval_usec = c->o->maintenance_interval_usec,
                 .maintenance_rate = c->o->maintenance_rate,
                 .wedge = c->wedge,
@@ -173,9 +212,14 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
                 .n_services = c->n_services,
         };
         record_lease(c, won->generation);
+        if (won->etcd_lease > 0) {
+                c->etcd_last_token = won->generation;
+                claim_token(c, &term, h);
+        }
         sdlive_progress_park(c->election_progress);
         r = leader_run(&term);
-        lease_holder_stop(h, r == LEADER_STOPPED || r < 0);
+        /* In etcd a release by token is safe whatever ended the term. */
+        lease_holder_stop(h, r == LEADER_STOPPED || r < 0 || won->etcd_lease > 0);
         if (c->o->lease_record && (k = lease_record_remove(c->o->lease_record, won->generation)) < 0)
                 log_warning("cannot remove the lease record %s: %s", c->o->lease_record, strerror(-k));
         sdlive_progress_beat(c->election_progress);
@@ -194,6 +238,11 @@ static int run(struct cluster *c) {
                 .lock_timeout_usec = c->lock_timeout_usec,
                 .progress = c->election_progress,
                 .spin_file = c->o->spin_file,
+                .etcd_endpoints = c->o->etcd_endpoints,
+                .etcd_key = LEASE_ETCD_KEY,
+                .etcd = &c->etcd,
+                .etcd_budget_usec = c->lock_timeout_usec,
+                .etcd_own_token = &c->etcd_last_token,
         };
         /* Our lease stays in the store until it expires: wait that long. */
         uint64_t first = c->o->lease_usec > c->o->poll_usec ? c->o->lease_usec : c->o->poll_usec;
@@ -249,7 +298,8 @@ int main(int argc, char **argv) {
 
         cluster_options_parse(argc, argv, &o);
         if (o.inspect) {
-                status = inspect(o.store_url);
+                status = o.etcd_endpoints ? etcd_inspect(o.store_url, o.etcd_endpoints, LEASE_ETCD_KEY)
+                                          : inspect(o.store_url);
                 goto out;
         }
         if (o.release_after_death) {
@@ -259,6 +309,8 @@ int main(int argc, char **argv) {
                         .node = o.node,
                         .record_path = o.lease_record,
                         .invocation = lease_record_invocation(),
+                        .etcd_endpoints = o.etcd_endpoints,
+                        .etcd_key = LEASE_ETCD_KEY,
                 };
                 enum release_outcome outcome;
 
@@ -305,7 +357,12 @@ int main(int argc, char **argv) {
                 .ttl_usec = o.lease_usec,
                 .health_stale_usec = o.health_gate_usec,
                 .d = c.d,
+                .etcd_endpoints = o.etcd_endpoints,
+                .etcd_key = LEASE_ETCD_KEY,
         };
+        /* Each keep-alive within a quarter of its interval and of WatchdogSec. */
+        if (o.etcd_endpoints && watchdog > 0)
+                c.lease.lock_timeout_usec = min_u64(o.lease_usec / 3 / 4, watchdog / 4);
         if (o.tls.cert) {
                 char why[512];
                 if (tls_context_new(&o.tls, true, &tls_ctx, why, sizeof(why)) < 0) {
@@ -327,8 +384,9 @@ int main(int argc, char **argv) {
                 goto out;
         }
 
-        log_info("node %s on %s store: lease %s, election poll %s, health gate %s", o.node,
+        log_info("node %s on %s store%s: lease %s, election poll %s, health gate %s", o.node,
                  c.store ? store_backend(c.store) : "an unreachable",
+                 o.etcd_endpoints ? ", lease in etcd" : "",
                  duration_format(t1, sizeof(t1), o.lease_usec), duration_format(t2, sizeof(t2), o.poll_usec),
                  o.health_gate_usec ? duration_format(t3, sizeof(t3), o.health_gate_usec) : "off");
         sdlive_notify_ready(c.d);
@@ -343,6 +401,7 @@ out:
         sdlive_progress_unregister(c.election_progress);
         m = monitor_stop(m);
         store_close(c.store);
+        cluster_etcd_close(c.etcd);
         sdlive_free(c.d);
         cluster_options_free(&o);
         SSL_CTX_free(tls_ctx);

@@ -9,12 +9,16 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <sdlive.h>
 
 #include "address.h"
 #include "cli.h"
+#if SDLIVE_CLUSTER_ETCD
+#include "etcd_lease.h"
+#endif
 #include "lease_record.h"
 #include "log.h"
 #include "store.h"
@@ -27,10 +31,14 @@ static void usage(void) {
                "\n"
                "  --store URL                sqlite:PATH or postgresql:CONNINFO (default:\n"
                "                             $SDLIVE_STORE, else sqlite:$STATE_DIRECTORY/cluster.db)\n"
+               "  --lease-store etcd:URL,... hold the lease in etcd (at most 8 endpoints,\n"
+               "                             http://HOST:PORT or https://), fencing the store's\n"
+               "                             writes by its token (default: $SDLIVE_LEASE_STORE,\n"
+               "                             else the lease is the store's own)\n"
                "  --node NAME                this member's name (default: $SDLIVE_NODE, else\n"
                "                             <hostname>-<pid>)\n"
-               "  --lease DUR                lease time (default 15s; 3ms to 1d), renewed\n"
-               "                             every third\n"
+               "  --lease DUR                lease time (default 15s; 3ms to 1d, whole seconds\n"
+               "                             with etcd), renewed every third\n"
                "  --election-poll DUR        longest pause between election attempts (default\n"
                "                             2s; up to 1h); an announced release wakes at once\n"
                "  --lease-record PATH        where the leader records the lease it holds, for\n"
@@ -116,6 +124,7 @@ static void check_transport(const cluster_options *o) {
 
 enum {
         OPT_STORE = 0x100,
+        OPT_LEASE_STORE,
         OPT_NODE,
         OPT_LEASE,
         OPT_POLL,
@@ -144,6 +153,7 @@ enum {
 
 static const struct cli_option options[] = {
         { "store", true, OPT_STORE },
+        { "lease-store", true, OPT_LEASE_STORE },
         { "node", true, OPT_NODE },
         { "lease", true, OPT_LEASE },
         { "election-poll", true, OPT_POLL },
@@ -170,6 +180,29 @@ static const struct cli_option options[] = {
         { "coordinator-tcp-insecure", false, OPT_TCP_INSECURE },
 };
 
+/* "etcd:URL,URL,...": the endpoints, checked as the client will take
+ * them (at most ETCD_ENDPOINTS_MAX http:// or https:// URLs). Exits 2
+ * with the reason otherwise. */
+static const char *lease_store(const char *option, const char *value) {
+        const char *endpoints;
+
+        cli_text(option, value, 4096);
+        if (strncmp(value, "etcd:", 5) != 0)
+                cli_usage_error("%s: \"%s\" is not etcd:URL,... (without it the lease is the store's own)", option,
+                                value);
+        endpoints = value + 5;
+#if SDLIVE_CLUSTER_ETCD
+        struct etcd_client *probe = NULL;
+
+        if (etcd_client_open(endpoints, &probe) < 0)
+                cli_usage_error("%s: %s", option, etcd_errmsg(NULL));
+        etcd_client_close(probe);
+#else
+        cli_usage_error("%s: this build has no etcd client (libcurl and json-c were not found)", option);
+#endif
+        return endpoints;
+}
+
 static void set_option(int id, const char *option, const char *value, void *userdata) {
         cluster_options *o = userdata;
         struct address address;
@@ -177,6 +210,9 @@ static void set_option(int id, const char *option, const char *value, void *user
         switch (id) {
         case OPT_STORE:
                 o->store_url = cli_path(option, value);
+                break;
+        case OPT_LEASE_STORE:
+                o->etcd_endpoints = lease_store(option, value);
                 break;
         case OPT_NODE:
                 o->node = cli_text(option, value, STORE_NAME_MAX);
@@ -277,6 +313,10 @@ static void resolve_defaults(cluster_options *o) {
                 free(state_dir);
                 o->store_url = o->derived_url = url;
         }
+        if (!o->etcd_endpoints && (url = getenv("SDLIVE_LEASE_STORE")) && url[0])
+                o->etcd_endpoints = lease_store("$SDLIVE_LEASE_STORE", url);
+        if (o->etcd_endpoints && (o->lease_usec % SDLIVE_USEC_PER_SEC != 0 || o->lease_usec == 0))
+                cli_usage_error("--lease: with the lease in etcd a whole number of seconds (etcd's TTLs are)");
         if (!o->node && env && env[0])
                 o->node = env;
         if (!o->node) {

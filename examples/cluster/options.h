@@ -17,11 +17,16 @@
 
 /* The lease the members compete for, and the lease record's lease. */
 #define LEASE_NAME "cluster"
+/* With --lease-store etcd:...: the leader key in etcd. */
+#define LEASE_ETCD_KEY "sdlive/" LEASE_NAME "/leader"
 /* The most --coordinator-allow-uid options. */
 #define ALLOWED_UIDS_MAX 16
 
 typedef struct cluster_options {
         const char *store_url;             /* NULL: sqlite:$STATE_DIRECTORY/cluster.db */
+        /* --lease-store etcd:ENDPOINTS (else $SDLIVE_LEASE_STORE): the
+         * endpoints, after "etcd:"; NULL: the lease is the store's own. */
+        const char *etcd_endpoints;
         const char *node;                  /* NULL: $SDLIVE_NODE, else <hostname>-<pid> */
         uint64_t lease_usec;
         uint64_t poll_usec;

@@ -4,11 +4,43 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cluster_etcd.h"
 #include "lease_record.h"
 #include "log.h"
+#include "monotonic.h"
 #include "store.h"
 
 #define LOCK_TIMEOUT_DEFAULT_USEC 500000
+
+/* The record is trusted and its leader gone: delete the leader key in etcd
+ * if it is still that leader's (by token). */
+static enum release_outcome release_in_etcd(const struct release_config *c, const struct lease_record *rec) {
+        uint64_t started = monotonic_usec();
+        enum release_outcome outcome;
+        char why[512];
+        int r;
+
+        r = cluster_etcd_release(c->etcd_endpoints, c->etcd_key, rec->generation,
+                                 c->lock_timeout_usec ? c->lock_timeout_usec : LOCK_TIMEOUT_DEFAULT_USEC, why,
+                                 sizeof(why));
+        if (r >= 0) {
+                log_notice("lease %s generation %llu of %s released after its holder's death (in etcd, %llu ms)",
+                           rec->lease, (unsigned long long) rec->generation, rec->holder,
+                           (unsigned long long) ((monotonic_usec() - started) / 1000));
+                outcome = RELEASE_DONE;
+        } else if (r == -ESTALE) {
+                log_info("lease %s is no longer held by %s as generation %llu in etcd: nothing to release",
+                         rec->lease, rec->holder, (unsigned long long) rec->generation);
+                outcome = RELEASE_NOTHING;
+        } else {
+                log_warning("etcd unavailable (%s): lease %s generation %llu is left to expire", why, rec->lease,
+                            (unsigned long long) rec->generation);
+                outcome = RELEASE_UNREACHABLE;
+        }
+        if (outcome == RELEASE_DONE || outcome == RELEASE_NOTHING)
+                lease_record_remove(c->record_path, rec->generation);
+        return outcome;
+}
 
 enum release_outcome release_after_death(const struct release_config *c) {
         struct lease_record rec;
@@ -60,6 +92,8 @@ enum release_outcome release_after_death(const struct release_config *c) {
                 return RELEASE_REFUSED;
         }
 
+        if (c->etcd_endpoints)
+                return release_in_etcd(c, &rec);
         r = store_open(c->store_url, &s);
         if (r >= 0)
                 r = store_set_lock_timeout(s, c->lock_timeout_usec ? c->lock_timeout_usec

@@ -21,7 +21,9 @@
  *   - the store still has the lease as (holder, generation), checked and
  *     changed in one statement: a lease acquired since by another member,
  *     or by a newer incarnation of this one (a higher generation), is left
- *     alone.
+ *     alone. With the lease in etcd: the leader key's create_revision is
+ *     still the recorded generation, compared and deleted in one etcd
+ *     transaction.
  * A store that cannot be reached leaves the lease to expire. Each store
  * call is bounded (lock timeout; PostgreSQL's connect and query deadlines);
  * the caller bounds the whole step (sdlive-cluster arms an alarm).
@@ -43,7 +45,12 @@ struct release_config {
         const char *node;           /* this member */
         const char *record_path;
         const char *invocation;     /* this run's invocation id; "" refuses */
-        uint64_t lock_timeout_usec; /* 0: 500 ms */
+        uint64_t lock_timeout_usec; /* 0: 500 ms; with etcd, the budget of its call */
+        /* The lease in etcd (NULL: in the store): the leader key is
+         * deleted only if its create_revision is the recorded generation
+         * (the token), so a newer holder's key is never touched. */
+        const char *etcd_endpoints;
+        const char *etcd_key;
 };
 
 /* Runs the step and logs what it did. */

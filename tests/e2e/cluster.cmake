@@ -55,3 +55,17 @@ foreach(backend sqlite postgresql)
     SKIP_RETURN_CODE 77
     ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-random-${backend}")
 endforeach()
+
+# The lease in etcd (a three-member cluster on loopback, ports 23880-23885),
+# the work in SQLite fenced by token: the failover table at the shipped
+# defaults plus etcd's own faults (about 4 min): ctest -L e2e-etcd.
+if(TARGET sdlive-example-etcd)
+  add_test(NAME e2e-etcd.cluster-defaults
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-defaults.sh etcd)
+  set_tests_properties(e2e-etcd.cluster-defaults PROPERTIES
+    LABELS "e2e-etcd;cluster"
+    RUN_SERIAL TRUE
+    TIMEOUT 600
+    SKIP_RETURN_CODE 77
+    ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-defaults-etcd")
+endif()

@@ -12,7 +12,7 @@ set -u
 
 declare -A BIN=([worker]=$1 [cleaner]=$2 [sentinel]=$3 [acceptor]=$4 [cluster]=$5)
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID STATE_DIRECTORY RUNTIME_DIRECTORY \
-      SDLIVE_NODE SDLIVE_WEDGE_FILE SDLIVE_HANG_EXECUTOR_FILE SDLIVE_SPIN_ELECTION_FILE
+      SDLIVE_NODE SDLIVE_WEDGE_FILE SDLIVE_HANG_EXECUTOR_FILE SDLIVE_SPIN_ELECTION_FILE SDLIVE_LEASE_STORE
 
 TMP=$(mktemp -d /tmp/sdlive-options.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -202,6 +202,20 @@ unix_socket cluster --coordinator-socket
 tcp cluster --coordinator-tcp yes
 accepted cluster $(for i in $(seq 16); do echo "--coordinator-allow-uid=$i"; done)
 refused cluster "--coordinator-allow-uid: at most 16" $(for i in $(seq 17); do echo "--coordinator-allow-uid=$i"; done)
+# --lease-store: etcd:URL,... with at most 8 http:// or https:// endpoints
+# of at most 255 bytes; --lease then in whole seconds.
+E8=$(for i in $(seq 8); do printf 'http://127.0.0.1:%d,' $((23900 + i)); done)
+E8=${E8%,}
+accepted cluster --lease-store "etcd:$E8"
+accepted cluster --lease-store "etcd:https://127.0.0.1:2379" --lease 2s
+refused cluster "--lease-store: more than 8 etcd endpoints" --lease-store "etcd:$E8,http://127.0.0.1:1"
+refused cluster "--lease-store: \"http://127.0.0.1:2379\" is not etcd:URL" --lease-store "http://127.0.0.1:2379"
+refused cluster "--lease-store: etcd endpoint \"ftp://x\" is not http" --lease-store "etcd:ftp://x"
+refused cluster "--lease-store: etcd endpoint \"\" is not http" --lease-store "etcd:http://a:1,,http://b:2"
+refused cluster "--lease-store: no etcd endpoint given" --lease-store "etcd:"
+refused cluster "--lease-store: etcd endpoint longer than 255 bytes" --lease-store "etcd:http://$(printf 'a%.0s' $(seq 300)):1"
+refused cluster "--lease: with the lease in etcd a whole number of seconds" "${S[@]}" --lease-store etcd:http://127.0.0.1:2379 --lease 1500ms
+SDLIVE_LEASE_STORE=etcd:ftp://x refused cluster "\$SDLIVE_LEASE_STORE: etcd endpoint" "${S[@]}"
 # The node name from the environment is held to the same rules (checked
 # after the options, before the store is touched).
 SDLIVE_NODE="a${NL}b" refused cluster "the node name: .* contains a control character" "${S[@]}"

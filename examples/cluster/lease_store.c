@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The refresher's backend for the store's own lease (lease_backend.h):
+ * refreshed and released in the store as (name, holder, generation), the
+ * deadline counted from the start of the refreshing call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "lease.h"
+#include "lease_backend.h"
+#include "log.h"
+#include "monotonic.h"
+#include "store.h"
+
+struct store_backend {
+        struct store *store;         /* the refresher's own handle */
+        const char *name, *holder;   /* the holder's config, which outlives this */
+        uint64_t generation;
+        uint64_t ttl_usec;
+};
+
+static int store_renew(void *ctx, uint64_t *ret_deadline_usec) {
+        struct store_backend *b = ctx;
+        uint64_t started = monotonic_usec();
+        int r;
+
+        r = store_lease_refresh(b->store, b->name, b->holder, b->generation, b->ttl_usec);
+        if (r >= 0)
+                *ret_deadline_usec = lease_act_deadline(b->ttl_usec, started);
+        return r;
+}
+
+static int store_give_back(void *ctx) {
+        struct store_backend *b = ctx;
+
+        return store_lease_release(b->store, b->name, b->holder, b->generation);
+}
+
+static const char *store_reason(const void *ctx) {
+        const struct store_backend *b = ctx;
+
+        return store_errmsg(b->store);
+}
+
+static void store_reconnect_quietly(void *ctx) {
+        struct store_backend *b = ctx;
+
+        if (store_reconnect(b->store) < 0)
+                log_debug("reconnect failed: %s", store_errmsg(b->store));
+}
+
+static void store_backend_close(void *ctx) {
+        struct store_backend *b = ctx;
+
+        store_close(b->store);
+        free(b);
+}
+
+int lease_store_backend_open(const struct lease_config *c, uint64_t generation, struct lease_backend *ret) {
+        uint64_t refresh = c->refresh_usec ? c->refresh_usec : c->ttl_usec / 3;
+        struct store_backend *b = calloc(1, sizeof(*b));
+        int r;
+
+        if (!b)
+                return -ENOMEM;
+        r = store_open(c->store_url, &b->store);
+        if (r < 0) {
+                log_error("lease refresher cannot open the store: %s", store_errmsg(NULL));
+                free(b);
+                return r;
+        }
+        /* A refresh stuck behind a lock must not eat the lease. */
+        store_set_lock_timeout(b->store, c->lock_timeout_usec ? c->lock_timeout_usec : refresh / 4);
+        b->name = c->name;
+        b->holder = c->holder;
+        b->generation = generation;
+        b->ttl_usec = c->ttl_usec;
+        *ret = (struct lease_backend) {
+                .ctx = b,
+                .renew = store_renew,
+                .release = store_give_back,
+                .errmsg = store_reason,
+                .reconnect = store_reconnect_quietly,
+                .close = store_backend_close,
+        };
+        return 0;
+}
