@@ -110,8 +110,7 @@ static void usage(void) {
  * the clear on a loopback address only; exits 2 otherwise. */
 static void check_transport(const cluster_options *o) {
         cli_check_transport(&(struct cli_transport) {
-                .names = { "--coordinator-tls-cert", "--coordinator-tls-key", "--coordinator-tls-ca",
-                           "--coordinator-tcp-insecure", "--coordinator-tcp" },
+                .names = CLI_TLS_OPTION_NAMES("coordinator-", "--coordinator-tcp"),
                 .cert = o->tls.cert,
                 .key = o->tls.key,
                 .ca = o->tls.ca,
@@ -145,10 +144,7 @@ enum {
         OPT_JOB_WINDOW,
         OPT_JOB_RUN,
         OPT_JOB_PAYLOAD,
-        OPT_TLS_CERT,
-        OPT_TLS_KEY,
-        OPT_TLS_CA,
-        OPT_TCP_INSECURE,
+        OPT_TLS, /* CLI_TLS_OPTIONS_COUNT ids from here: keep it last */
 };
 
 static const struct cli_option options[] = {
@@ -174,10 +170,7 @@ static const struct cli_option options[] = {
         { "job-window", true, OPT_JOB_WINDOW },
         { "job-run", true, OPT_JOB_RUN },
         { "job-payload", true, OPT_JOB_PAYLOAD },
-        { "coordinator-tls-cert", true, OPT_TLS_CERT },
-        { "coordinator-tls-key", true, OPT_TLS_KEY },
-        { "coordinator-tls-ca", true, OPT_TLS_CA },
-        { "coordinator-tcp-insecure", false, OPT_TCP_INSECURE },
+        CLI_TLS_OPTIONS("coordinator-", OPT_TLS),
 };
 
 /* "etcd:URL,URL,...": the endpoints, checked as the client will take
@@ -279,17 +272,10 @@ static void set_option(int id, const char *option, const char *value, void *user
         case OPT_JOB_PAYLOAD:
                 o->jobs.job_payload = cli_text(option, value, PAYLOAD_MAX);
                 break;
-        case OPT_TLS_CERT:
-                o->tls.cert = cli_path(option, value);
-                break;
-        case OPT_TLS_KEY:
-                o->tls.key = cli_path(option, value);
-                break;
-        case OPT_TLS_CA:
-                o->tls.ca = cli_path(option, value);
-                break;
-        case OPT_TCP_INSECURE:
-                o->jobs.tcp_insecure = true;
+        default:
+                cli_tls_option(id, OPT_TLS, option, value,
+                               &(struct cli_tls_values) { &o->tls.cert, &o->tls.key, &o->tls.ca,
+                                                          &o->jobs.tcp_insecure });
                 break;
         }
 }
