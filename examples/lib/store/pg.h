@@ -73,7 +73,6 @@ int64_t pg_int_value(const PGresult *res, int row, int col);
 bool pg_bool_value(const PGresult *res, int row, int col);
 
 /* The driver calls of struct store_backend (pg_driver.c). */
-int pg_need_conn(struct store *s);
 int pg_query(struct store *s, enum store_stmt id, const char *what, struct store_rows *rows, va_list ap);
 int pg_next(struct store_rows *rows);
 int64_t pg_int_at(const struct store_rows *rows, int col);
@@ -86,6 +85,8 @@ int pg_commit(struct store *s);
 int pg_abort(struct store *s, int r);
 
 /* Connecting and identity (pg_open.c). */
+/* Called first by every operation: reconnects after a lost connection. */
+int pg_need_conn(struct store *s);
 int pg_connect(struct store_pg *p);
 void pg_close(struct store *s);
 int pg_reconnect(struct store *s);

@@ -272,12 +272,3 @@ int pg_abort(struct store *s, int r) {
         }
         return r;
 }
-
-/* Called first by every operation: reconnects after a lost connection. */
-int pg_need_conn(struct store *s) {
-        struct store_pg *p = to_pg(s);
-
-        if (p->conn && PQstatus(p->conn) == CONNECTION_OK)
-                return 0;
-        return pg_connect(p);
-}

@@ -6,6 +6,7 @@
  * The backend's properties are in docs/store.md. */
 
 #include "pg.h"
+#include "store-open.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -218,6 +219,15 @@ int store_pg_open(const char *conninfo, bool readonly, struct store **ret, char 
         }
         *ret = &p->base;
         return 0;
+}
+
+/* Called first by every operation: reconnects after a lost connection. */
+int pg_need_conn(struct store *s) {
+        struct store_pg *p = to_pg(s);
+
+        if (p->conn && PQstatus(p->conn) == CONNECTION_OK)
+                return 0;
+        return pg_connect(p);
 }
 
 void pg_close(struct store *s) {

@@ -72,8 +72,6 @@ void sqlite_disconnect(struct store_sqlite *q);
 /* -ESTALE when the file open is no longer the one at the path or another
  * incarnation than the bound one. */
 int sqlite_check_not_moved(struct store_sqlite *q);
-/* Connects when there is no database handle (after a failed reconnect). */
-int sqlite_need_db(struct store *s);
 
 /* The driver calls of struct store_backend (sqlite_driver.c). */
 int sqlite_query(struct store *s, enum store_stmt id, const char *what, struct store_rows *rows, va_list ap);
@@ -89,6 +87,8 @@ int sqlite_abort(struct store *s, int r);
 int sqlite_still_bound(struct store *s);
 
 /* Opening and identity (sqlite_open.c). */
+/* Connects when there is no database handle (after a failed reconnect). */
+int sqlite_need_db(struct store *s);
 void sqlite_close(struct store *s);
 int sqlite_reconnect(struct store *s);
 int sqlite_set_lock_timeout(struct store *s, uint64_t usec);

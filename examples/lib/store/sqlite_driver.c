@@ -72,11 +72,6 @@ void sqlite_disconnect(struct store_sqlite *q) {
         q->db = NULL;
 }
 
-int sqlite_need_db(struct store *s) {
-        struct store_sqlite *q = to_sqlite(s);
-        return q->db ? 0 : sqlite_reconnect(s);
-}
-
 /* The kept statement id, prepared on first use, with its parameters bound. */
 static int bind(struct store_sqlite *q, enum store_stmt id, va_list ap, sqlite3_stmt **ret) {
         const char *types = sqlite_sql[id].types;

@@ -5,6 +5,7 @@
  * handle is bound to. The backend's properties are in docs/store.md. */
 
 #include "sqlite.h"
+#include "store-open.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -342,6 +343,11 @@ int sqlite_reconnect(struct store *s) {
 
         sqlite_disconnect(q);
         return connect_db(q);
+}
+
+int sqlite_need_db(struct store *s) {
+        struct store_sqlite *q = to_sqlite(s);
+        return q->db ? 0 : sqlite_reconnect(s);
 }
 
 int sqlite_set_lock_timeout(struct store *s, uint64_t usec) {

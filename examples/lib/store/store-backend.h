@@ -144,12 +144,7 @@ struct store {
         char errmsg[512];
 };
 
-/* Backend constructors. On failure they return < 0 with a message in
- * errbuf and leave *ret NULL. */
-int store_sqlite_open(const char *path, bool readonly, struct store **ret, char *errbuf, size_t errlen);
-#if SDLIVE_STORE_HAVE_POSTGRES
-int store_pg_open(const char *conninfo, bool readonly, struct store **ret, char *errbuf, size_t errlen);
-#endif
+/* The backend constructors are in store-open.h. */
 
 /* The schema version both backends create and accept. */
 #define STORE_SCHEMA_VERSION "1"
