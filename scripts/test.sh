@@ -15,8 +15,9 @@
 #   random-faults the seeded randomized job fault runs (jobs-random*: leader
 #                 and worker faults at random points, mid-batch included), in
 #                 the default build (about 3 minutes);
-#   e2e-defaults  cluster failover at the shipped defaults, both stores
-#                 (ctest label e2e-defaults, about 2 minutes);
+#   e2e-defaults  cluster failover at the shipped defaults, both stores,
+#                 and with the lease in etcd, etcd's own faults included
+#                 (ctest labels e2e-defaults and e2e-etcd, about 6 minutes);
 #   packaging     the Debian packages: built, installed into a throwaway
 #                 root, a consumer built against them, lintian's residue;
 #   hosts         across test hosts (network namespaces, docs/hosts.md):
@@ -109,7 +110,7 @@ stage_packaging() {
 
 stage_e2e-defaults() {
   configure_and_build "$root/build/test-default" || return 1
-  run_ctest "$root/build/test-default" -L '^e2e-defaults$'
+  run_ctest "$root/build/test-default" -L '^(e2e-defaults|e2e-etcd)$'
 }
 
 stage_asan() {
