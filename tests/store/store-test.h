@@ -44,6 +44,7 @@ void test_sqlite_fenced_write_to_replaced_file(void **state);
 #if SDLIVE_STORE_HAVE_POSTGRES
 void test_pg_unreachable(void **state);
 void test_pg_restart_under_open_connection(void **state);
+void test_pg_past_deadline_no_reconnect(void **state);
 #endif
 
 #endif

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,5 +187,27 @@ void test_pg_restart_under_open_connection(void **state) {
         }
         assert_int_equal(r, 0);
         assert_int_equal(info.generation, gen);
+}
+
+/* A fenced call past its writer's deadline for acting sends nothing, not
+ * even the reconnect before its transaction: with the server gone it says
+ * -ESTALE at once (the leader stops) instead of waiting out a connect and
+ * reporting the store unavailable (the leader would retry, and a connect
+ * to a silent host blocks for its connect timeout). */
+void test_pg_past_deadline_no_reconnect(void **state) {
+        static _Atomic uint64_t act_until = 1; /* long past */
+        struct store_fence f = { .lease = "cluster", .holder = "a", .act_until_usec = &act_until };
+        struct store_lease_info info;
+        int r;
+
+        f.generation = acquire_ok(s, "cluster", "a", 60 * SEC);
+        test_env_pg_server("down");
+        /* The handle finds its connection gone: the next call would
+         * reconnect first. */
+        assert_int_equal(store_error_class(store_lease_read(s, "cluster", &info)), STORE_UNAVAILABLE);
+        r = store_node_mark_missing(s, &f, "node-00001");
+        test_env_pg_server("up");
+        assert_int_equal(r, -ESTALE);
+        assert_non_null(strstr(store_errmsg(s), "time to act ran out"));
 }
 #endif

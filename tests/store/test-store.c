@@ -269,6 +269,7 @@ int main(int argc, char **argv) {
         const struct CMUnitTest pg_only[] = {
                 cmocka_unit_test_setup_teardown(test_pg_unreachable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pg_restart_under_open_connection, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pg_past_deadline_no_reconnect, setup, teardown),
         };
 #endif
         int r, failed;

@@ -13,7 +13,8 @@ int store_begin_call(struct store *s);
 /* A name of 1 to STORE_NAME_MAX bytes; `what` names it in the message. */
 int store_check_name(struct store *s, const char *what, const char *name);
 /* A complete fence: lease and holder names, an issued generation, an
- * identity of at most STORE_ID_MAX bytes (or NULL). */
+ * identity of at most STORE_ID_MAX bytes (or NULL); and a deadline for
+ * acting not yet passed (-ESTALE), checked before the call connects. */
 int store_check_fence(struct store *s, const struct store_fence *f);
 /* A generation that was ever issued: 1 to INT64_MAX. */
 int store_check_generation(struct store *s, uint64_t generation);

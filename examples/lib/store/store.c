@@ -104,7 +104,10 @@ int store_check_fence(struct store *s, const struct store_fence *f) {
         if (f->store_id && strlen(f->store_id) > STORE_ID_MAX)
                 return store_fail(s, -EINVAL, "store identity \"%.20s...\" is longer than %d bytes",
                                   f->store_id, STORE_ID_MAX);
-        return 0;
+        /* Past the writer's deadline for acting the call sends nothing,
+         * not even the reconnect that precedes the transaction (which can
+         * block for the store's connect timeout). */
+        return store_fence_in_time(s, f);
 }
 
 int store_check_ttl(struct store *s, uint64_t ttl_usec) {
