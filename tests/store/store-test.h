@@ -45,6 +45,7 @@ void test_sqlite_fenced_write_to_replaced_file(void **state);
 void test_pg_unreachable(void **state);
 void test_pg_restart_under_open_connection(void **state);
 void test_pg_past_deadline_no_reconnect(void **state);
+void test_pg_silent_host_connect_timeout(void **state);
 #endif
 
 #endif

@@ -3,6 +3,7 @@
  * lock, damaged or replaced SQLite files, an unreachable or restarted server. */
 #include "store-test.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -153,6 +155,51 @@ void test_pg_unreachable(void **state) {
         r = store_open("postgresql:host=/tmp port=x", &o);
         assert_int_equal(r, -EINVAL);
         assert_int_equal(store_error_class(r), STORE_FATAL);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* A server that never completes the handshake (a listener whose accept
+ * queue is full: the kernel drops the SYNs). The default connect timeout
+ * follows the handle's lock timeout (1 s: libpq's least, 2 s), not 5 s. */
+void test_pg_silent_host_connect_timeout(void **state) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof a;
+        int listener, fill[4];
+        struct store *o = NULL;
+        char url[128];
+        uint64_t t0, took;
+        int r;
+
+        (void) state;
+        listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(listener >= 0);
+        assert_int_equal(bind(listener, (struct sockaddr *) &a, sizeof a), 0);
+        assert_int_equal(listen(listener, 0), 0);
+        assert_int_equal(getsockname(listener, (struct sockaddr *) &a, &len), 0);
+        /* Fill the accept queue (backlog 0 holds one): later SYNs go
+         * unanswered. */
+        for (size_t i = 0; i < sizeof fill / sizeof fill[0]; i++) {
+                fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                (void) connect(fill[i], (struct sockaddr *) &a, sizeof a);
+        }
+        snprintf(url, sizeof url, "postgresql:host=127.0.0.1 port=%u dbname=x", (unsigned) ntohs(a.sin_port));
+        t0 = now_usec();
+        r = store_open(url, &o);
+        took = now_usec() - t0;
+        for (size_t i = 0; i < sizeof fill / sizeof fill[0]; i++)
+                close(fill[i]);
+        close(listener);
+        assert_null(o);
+        assert_int_equal(store_error_class(r), STORE_UNAVAILABLE);
+        print_message("connect to a silent host gave up after %llu ms\n", (unsigned long long) (took / 1000));
+        assert_true(took >= 1500 * 1000);
+        assert_true(took < 4000 * 1000);
 }
 
 void test_pg_restart_under_open_connection(void **state) {

@@ -154,14 +154,28 @@ static int apply_lock_timeout(struct store_pg *p) {
 static void ignore_notice(void *userdata, const char *message) {
 }
 
+/* libpq's connect_timeout (seconds, per host) for this handle: its lock
+ * timeout rounded up, at least libpq's least of 2 and at most 5. A
+ * connect blocks its caller, and a caller with a short lock timeout (a
+ * lease refresher, a main loop that must pet) cannot wait out 5 s per
+ * silent host. */
+static unsigned connect_timeout_sec(const struct store_pg *p) {
+        uint64_t sec = (p->lock_timeout_usec + 999999) / 1000000;
+
+        return sec < 2 ? 2 : sec > 5 ? 5 : (unsigned) sec;
+}
+
 int pg_connect(struct store_pg *p) {
         /* Defaults first: anything the caller's conninfo says overrides them. */
         static const char *const keys[] = {
                 "connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count",
                 "application_name", "dbname", NULL,
         };
-        const char *values[] = { "5", "5", "2", "3", "sdlive", p->conninfo, NULL };
+        char timeout[4];
+        const char *values[] = { timeout, "5", "2", "3", "sdlive", p->conninfo, NULL };
         int r;
+
+        snprintf(timeout, sizeof timeout, "%u", connect_timeout_sec(p));
 
         pg_disconnect(p);
         p->conn = PQconnectdbParams(keys, values, 1);
