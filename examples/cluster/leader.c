@@ -319,9 +319,13 @@ int leader_run(const struct leader_term *term) {
         r = lead(t, &loop);
         for (size_t i = t->n_services; i-- > 0;)
                 stop_service(t, &loop, i);
-        if (r == LEADER_LEASE_LOST)
+        if (r == LEADER_LEASE_LOST) {
                 log_warning("lease lost (%s): no longer leader, back to standby",
                             lease_holder_reason(t->lease));
+                /* Said at once: ending the term may still wait for the
+                 * refresher's call to the store to return. */
+                sdlive_notify_status(t->d, "lease lost (%s): stepping down", lease_holder_reason(t->lease));
+        }
 out:
         close(loop.epfd);
         return r;

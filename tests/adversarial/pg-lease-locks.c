@@ -393,6 +393,7 @@ static void act_deadline(harness_manager *m) {
         uint64_t sent, expiry, ended, last_ok, margin = lease_act_margin(AD_TTL), ok_at_lock;
         long long remaining;
         int64_t main_margin, service_margin;
+        char example[1024] = "";
         PGconn *c;
 
         /* The refresher waits for a lock far longer than the lease. */
@@ -432,6 +433,10 @@ static void act_deadline(harness_manager *m) {
         CHECK(atomic_load(&x.jobs.ok) > ok_at_lock, "the fenced batches stopped with the refresher");
         CHECK(ended, "the main loop never stopped");
         CHECK(x.result == LEADER_LEASE_LOST, "leader_run returned %d", x.result);
+        /* The term says it is over before it waits for the refresher
+         * (still stuck on the lock) to let go. */
+        CHECK(status_seen(m, "stepping down", example, sizeof example),
+              "STATUS= never said the leader was stepping down");
         CHECK(main_margin >= (int64_t) margin / 2, "the main loop stopped %lld ms before the expiry (margin %llu ms)",
               (long long) main_margin / 1000, (unsigned long long) (margin / 1000));
         CHECK(service_margin >= (int64_t) margin / 2,
