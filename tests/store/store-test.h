@@ -46,6 +46,7 @@ void test_pg_unreachable(void **state);
 void test_pg_restart_under_open_connection(void **state);
 void test_pg_past_deadline_no_reconnect(void **state);
 void test_pg_silent_host_connect_timeout(void **state);
+void test_pg_wait_cut_at_deadline(void **state);
 #endif
 
 #endif

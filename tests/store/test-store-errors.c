@@ -164,6 +164,41 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
+/* A fenced call whose statement waits on a lock (here held by another
+ * session) waits no longer than its writer's deadline for acting, even
+ * with a lock timeout far beyond it: -ESTALE at the deadline, nothing
+ * written. Without it a leader cut from the store waited out lock timeout
+ * + slack on its last write, acting past its lease. */
+void test_pg_wait_cut_at_deadline(void **state) {
+        static _Atomic uint64_t act_until;
+        struct store_fence f = { .lease = "cluster", .holder = "a", .act_until_usec = &act_until };
+        struct store_node n;
+        struct raw *raw;
+        uint64_t t0, took;
+        int r;
+
+        (void) state;
+        f.generation = acquire_ok(s, "cluster", "a", 60 * SEC);
+        assert_int_equal(store_seed_inventory(s, 1, 1, 1), 0);
+        assert_int_equal(store_nodes_list(s, NULL, &n, 1), 1);
+        assert_int_equal(store_set_lock_timeout(s, 20 * SEC), 0);
+        raw = raw_open();
+        raw_exec(raw, "BEGIN; LOCK TABLE nodes IN ACCESS EXCLUSIVE MODE;");
+        t0 = now_usec();
+        atomic_store(&act_until, t0 + 300 * 1000);
+        r = store_node_mark_missing(s, &f, n.name);
+        took = now_usec() - t0;
+        raw_exec(raw, "ROLLBACK");
+        raw_close(raw);
+        print_message("a fenced write behind a lock returned %d after %llu ms (deadline 300 ms)\n", r,
+                      (unsigned long long) (took / 1000));
+        assert_int_equal(r, -ESTALE);
+        assert_non_null(strstr(store_errmsg(s), "time to act ran out"));
+        assert_true(took < 2 * SEC);
+        assert_int_equal(store_nodes_list(s, NULL, &n, 1), 1);
+        assert_false(n.missing);
+}
+
 /* A server that never completes the handshake (a listener whose accept
  * queue is full: the kernel drops the SYNs). The default connect timeout
  * follows the handle's lock timeout (1 s: libpq's least, 2 s), not 5 s. */

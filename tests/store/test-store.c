@@ -271,6 +271,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test_setup_teardown(test_pg_restart_under_open_connection, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pg_past_deadline_no_reconnect, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pg_silent_host_connect_timeout, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pg_wait_cut_at_deadline, setup, teardown),
         };
 #endif
         int r, failed;

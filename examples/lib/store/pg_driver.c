@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,12 +90,26 @@ int pg_wait_answer(struct store_pg *p, uint64_t deadline, const char *what) {
         return 0;
 }
 
-PGresult *pg_await_result(struct store_pg *p, const char *what, int *err) {
+/* The latest moment to wait for an answer: lock timeout + slack, or the
+ * deadline for acting of the fenced call in progress if that is sooner. */
+static uint64_t answer_deadline(const struct store_pg *p) {
         uint64_t deadline = monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC;
+        uint64_t until = p->base.act_until ? atomic_load(p->base.act_until) : UINT64_MAX;
+
+        return until < deadline ? until : deadline;
+}
+
+PGresult *pg_await_result(struct store_pg *p, const char *what, int *err) {
+        uint64_t deadline = answer_deadline(p);
         PGresult *keep = NULL, *res;
 
         for (;;) {
                 *err = pg_wait_answer(p, deadline, what);
+                if (*err == -ETIMEDOUT && p->base.act_until && monotonic_usec() >= atomic_load(p->base.act_until))
+                        /* Cut at the deadline for acting: the connection is
+                         * dropped, which rolls back what it had begun. */
+                        *err = store_fail(&p->base, -ESTALE, "%s: the leader's time to act ran out before the"
+                                          " store answered", what);
                 if (*err < 0) {
                         PQclear(keep);
                         pg_disconnect(p);

@@ -14,6 +14,7 @@
 #include "store.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 
 /* The statements of the shared logic; each backend has one SQL text and
  * one parameter list (struct store_sql) per entry. */
@@ -142,6 +143,11 @@ struct store_backend {
 struct store {
         const struct store_backend *backend;
         char errmsg[512];
+        /* The deadline for acting of the fenced call in progress (its
+         * fence's act_until_usec), NULL in any other call: set by
+         * store_check_fence(), cleared by store_begin_call(). A backend
+         * waits for the store's answer no longer than it. */
+        const _Atomic uint64_t *act_until;
 };
 
 /* The backend constructors are in store-open.h. */

@@ -75,6 +75,7 @@ int store_begin_call(struct store *s) {
         if (!s)
                 return -EINVAL;
         s->errmsg[0] = '\0';
+        s->act_until = NULL;
         return 0;
 }
 
@@ -104,6 +105,7 @@ int store_check_fence(struct store *s, const struct store_fence *f) {
         if (f->store_id && strlen(f->store_id) > STORE_ID_MAX)
                 return store_fail(s, -EINVAL, "store identity \"%.20s...\" is longer than %d bytes",
                                   f->store_id, STORE_ID_MAX);
+        s->act_until = f->act_until_usec;
         /* Past the writer's deadline for acting the call sends nothing,
          * not even the reconnect that precedes the transaction (which can
          * block for the store's connect timeout). */

@@ -156,9 +156,13 @@ struct store_fence {
          * the cluster daemon) and that ends before the lease can expire on
          * the store's clock. From then on every fenced call under this
          * fence fails with -ESTALE and commits nothing: it is checked
-         * before the transaction begins and again before it commits, and
-         * PostgreSQL's batch waits for the store's answer no longer than
-         * it. A copy of the fence shares the deadline. */
+         * before the call connects, before the transaction begins and
+         * again before it commits, and PostgreSQL waits for any answer of
+         * the store no longer than it (the connection is then dropped,
+         * which rolls back what it had begun; a COMMIT sent in time whose
+         * answer comes later may still have committed, under the lease:
+         * the fence's lock on the lease row is held until then). A copy of
+         * the fence shares the deadline. */
         const _Atomic uint64_t *act_until_usec;
         /* The lease is held outside the store (etcd, say) and generation is
          * its fencing token: cluster-wide and strictly increasing with each
