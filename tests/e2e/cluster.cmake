@@ -41,7 +41,8 @@ foreach(backend sqlite postgresql)
     ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-defaults-${backend}")
 endforeach()
 
-# Randomized failures of the leader against three members, scaled times.
+# Randomized failures of the leader against three members, scaled times
+# (about a minute each): label e2e-random, run by the e2e-defaults stage.
 foreach(backend sqlite postgresql)
   if(backend STREQUAL "postgresql" AND NOT SDLIVE_STORE_HAVE_POSTGRES)
     continue()
@@ -49,7 +50,7 @@ foreach(backend sqlite postgresql)
   add_test(NAME e2e.cluster-random-${backend}
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-random.sh ${backend})
   set_tests_properties(e2e.cluster-random-${backend} PROPERTIES
-    LABELS "e2e;cluster"
+    LABELS "e2e-random;cluster"
     RUN_SERIAL TRUE
     TIMEOUT 240
     SKIP_RETURN_CODE 77
