@@ -33,6 +33,8 @@ struct store_pg {
         bool opened;                      /* once: never create the schema again */
         char store_id[STORE_ID_MAX + 1];  /* of the schema connected to now */
         char bound_id[STORE_ID_MAX + 1];  /* of the incarnation we are bound to */
+        uint64_t standbys_safe_on;        /* the connection last found safe (pg_standbys.c), 0: none */
+        uint64_t standbys_checked_at;     /* when (CLOCK_MONOTONIC) */
 };
 
 static inline struct store_pg *to_pg(struct store *s) {
@@ -99,6 +101,22 @@ const char *pg_identity(const struct store *s);
 int pg_lease_listen(struct store *s, int *ret_fd);
 int pg_lease_notified(struct store *s);
 int pg_lease_unlisten(struct store *s);
+
+/* What pg_standbys.c reads of the server's replication. */
+struct pg_standbys {
+        const char *names;  /* synchronous_standby_names */
+        const char *commit; /* our session's synchronous_commit */
+        bool accepted;      /* sdlive.accept_async_standbys is on */
+        long streaming;     /* rows of pg_stat_replication */
+        long synchronous;   /* of them 'sync' or 'quorum' */
+        long hidden;        /* of them with their state hidden from us */
+};
+/* 0 when a commit acknowledged under st survives a failover to a
+ * standby, else -EREMOTEIO with the reason in why. */
+int pg_standbys_verdict(const struct pg_standbys *st, char *why, size_t size);
+/* The driver's check_durability: pg_standbys_verdict() on the server as
+ * it is now, read at most every max_age_usec and on each new connection. */
+int pg_check_standbys(struct store *s, uint64_t max_age_usec);
 
 /* The job batch as one pipeline (pg_batch.c). */
 int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b);

@@ -227,4 +227,5 @@ const struct store_backend pg_backend = {
         .lease_notified = pg_lease_notified,
         .lease_unlisten = pg_lease_unlisten,
         .jobs_batch = pg_jobs_batch,
+        .check_durability = pg_check_standbys,
 };

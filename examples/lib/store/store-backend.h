@@ -113,6 +113,12 @@ struct store_backend {
         /* After an acquisition: the term starts from the store as it is
          * now (what still_bound() compares with). NULL: nothing to do. */
         int (*adopt_store)(struct store *s);
+        /* 0 when a commit the store acknowledges survives the store's own
+         * failover (PostgreSQL: its standbys, pg_standbys.c), else a
+         * negative errno with the reason; looked up again at most every
+         * max_age_usec. Called before every acquisition and refresh.
+         * NULL: nothing can fail over. */
+        int (*check_durability)(struct store *s, uint64_t max_age_usec);
         /* A single statement that reads before it writes takes the write
          * lock first (BEGIN ... COMMIT around it). */
         bool lock_single_writes;

@@ -12,6 +12,12 @@ static int check_lease_args(struct store *s, const char *name, const char *holde
         return r < 0 ? r : store_check_name(s, "holder", holder);
 }
 
+/* A lease is granted and renewed only where the grant survives the
+ * store's own failover: once per connection and once per lease at least. */
+static int check_durability(struct store *s, uint64_t ttl_usec) {
+        return s->backend->check_durability ? s->backend->check_durability(s, ttl_usec) : 0;
+}
+
 /* The lease row as it is now; a missing row leaves *ret zeroed. */
 static int lease_read(struct store *s, const char *name, struct store_lease_info *ret) {
         struct store_rows rows;
@@ -62,7 +68,8 @@ int store_lease_acquire(struct store *s, const char *name, const char *holder,
                 return r;
         if (!ret_generation)
                 return store_fail(s, -EINVAL, "no place for the generation");
-        if ((r = s->backend->follow_store(s)) < 0 || (r = s->backend->connect(s)) < 0)
+        if ((r = s->backend->follow_store(s)) < 0 || (r = s->backend->connect(s)) < 0 ||
+            (r = check_durability(s, ttl_usec)) < 0)
                 return r;
         r = lease_take(s, name, holder, ttl_usec, ret_generation);
         if (r > 0 && s->backend->adopt_store && (r = s->backend->adopt_store(s)) >= 0)
@@ -85,7 +92,7 @@ int store_lease_refresh(struct store *s, const char *name, const char *holder,
                 return r;
         if ((r = check_lease_args(s, name, holder)) < 0 || (r = store_check_ttl(s, ttl_usec)) < 0 ||
             (r = store_check_generation(s, generation)) < 0 || (r = s->backend->same_store(s)) < 0 ||
-            (r = s->backend->connect(s)) < 0)
+            (r = s->backend->connect(s)) < 0 || (r = check_durability(s, ttl_usec)) < 0)
                 return r;
         r = store_exec(s, STMT_LEASE_REFRESH, "refresh lease", name, holder, (int64_t) generation,
                        (int64_t) ttl_usec);

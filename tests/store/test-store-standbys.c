@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* What the store requires of PostgreSQL's replication before it grants or
+ * renews a lease, against a real primary with one real streaming standby
+ * (pg-standby.sh): a grant acknowledged before any standby has it could be
+ * lost in a failover, and the promoted server would grant its generation
+ * again and forget the job outcomes recorded meanwhile.
+ *
+ *   test-store-standbys PG_STANDBY_SH STATE_DIR
+ *
+ * The tests run in order: each changes the primary's replication settings
+ * and the next starts from what the previous left. */
+
+#include "store.h"
+#include "pg-server-url.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#define LEASE_USEC UINT64_C(2000000)
+
+static char url[1024];
+static const char *script, *state;
+
+static void sleep_ms(long ms) {
+        struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+        while (nanosleep(&ts, &ts) != 0)
+                ;
+}
+
+/* The conninfo of url (after "postgresql:"), with extra settings appended. */
+static void conninfo(char *buf, size_t size, const char *extra) {
+        snprintf(buf, size, "%s %s", url + strlen("postgresql:"), extra ? extra : "");
+}
+
+/* Runs sql as the server's superuser; fails the test on an error. */
+static void admin(const char *sql) {
+        char ci[1200];
+        PGconn *c;
+        PGresult *res;
+
+        conninfo(ci, sizeof ci, NULL);
+        c = PQconnectdb(ci);
+        assert_int_equal(PQstatus(c), CONNECTION_OK);
+        res = PQexec(c, sql);
+        if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+                fail_msg("%s: %s", sql, PQerrorMessage(c));
+        PQclear(res);
+        PQfinish(c);
+}
+
+/* The first column of the first row sql returns, read as `extra`
+ * (NULL: the superuser) would read it. */
+static long long int_as(const char *extra, const char *sql) {
+        char ci[1200];
+        long long v;
+        PGconn *c;
+        PGresult *res;
+
+        conninfo(ci, sizeof ci, extra);
+        c = PQconnectdb(ci);
+        assert_int_equal(PQstatus(c), CONNECTION_OK);
+        res = PQexec(c, sql);
+        assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+        v = atoll(PQgetvalue(res, 0, 0));
+        PQclear(res);
+        PQfinish(c);
+        return v;
+}
+
+static long long admin_int(const char *sql) {
+        return int_as(NULL, sql);
+}
+
+/* Sets synchronous_standby_names on the primary and waits until the
+ * standby's state there is `want` ('sync' or 'async'). */
+static void set_standby_names(const char *names, const char *want) {
+        char sql[256];
+
+        snprintf(sql, sizeof sql, "ALTER SYSTEM SET synchronous_standby_names = '%s'", names);
+        admin(sql);
+        admin("SELECT pg_reload_conf()");
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = '%s'", want);
+        for (int i = 0; i < 200 && admin_int(sql) != 1; i++)
+                sleep_ms(25);
+        assert_int_equal(admin_int(sql), 1);
+}
+
+static struct store *open_store(const char *extra) {
+        char u[1300];
+        struct store *s = NULL;
+
+        snprintf(u, sizeof u, "postgresql:%s", url + strlen("postgresql:"));
+        if (extra)
+                snprintf(u + strlen(u), sizeof u - strlen(u), " %s", extra);
+        if (store_open(u, &s) < 0)
+                fail_msg("store_open: %s", store_errmsg(NULL));
+        return s;
+}
+
+/* Acquires lease `name`: 0, or what store_lease_acquire() failed with. */
+static int acquire(struct store *s, const char *name, uint64_t *gen) {
+        return store_lease_acquire(s, name, "m1", LEASE_USEC, gen);
+}
+
+static void assert_refused(struct store *s, int r, const char *reason) {
+        assert_int_equal(r, -EREMOTEIO);
+        if (!strstr(store_errmsg(s), "refusing to lead") || !strstr(store_errmsg(s), reason))
+                fail_msg("refusal without \"%s\": %s", reason, store_errmsg(s));
+}
+
+/* Nothing was granted under name. */
+static void assert_not_granted(struct store *s, const char *name) {
+        struct store_lease_info info;
+
+        assert_int_equal(store_lease_read(s, name, &info), 0);
+        assert_int_equal(info.generation, 0);
+}
+
+static void test_async_standby_refused(void **unused) {
+        struct store *s = open_store(NULL);
+        uint64_t gen = 0;
+
+        (void) unused;
+        assert_refused(s, acquire(s, "async", &gen), "asynchronously (synchronous_standby_names is empty)");
+        assert_not_granted(s, "async");
+        store_close(s);
+}
+
+static void test_declared_acceptable(void **unused) {
+        struct store *s;
+        uint64_t gen = 0;
+
+        (void) unused;
+        admin("ALTER DATABASE sdlive SET sdlive.accept_async_standbys = on");
+        s = open_store(NULL); /* a database setting applies from the next connection */
+        assert_int_equal(acquire(s, "declared", &gen), 0);
+        assert_int_equal(gen, 1);
+        store_close(s);
+        admin("ALTER DATABASE sdlive RESET sdlive.accept_async_standbys");
+}
+
+static void test_sync_standby_accepted(void **unused) {
+        struct store *s;
+        uint64_t gen = 0;
+
+        (void) unused;
+        /* Names set, but not the standby's: it streams asynchronously. */
+        set_standby_names("standby9", "async");
+        s = open_store(NULL);
+        assert_refused(s, acquire(s, "sync", &gen), "none of the store's 1 streaming standby(s) is synchronous");
+        store_close(s);
+        set_standby_names("standby1", "sync");
+        s = open_store(NULL);
+        assert_int_equal(acquire(s, "sync", &gen), 0);
+        assert_int_equal(store_lease_refresh(s, "sync", "m1", gen, LEASE_USEC), 0);
+        store_close(s);
+}
+
+/* With the standby synchronous, a session whose commits do not wait for
+ * it is refused all the same. */
+static void test_local_commit_refused(void **unused) {
+        struct store *s = open_store("options='-c synchronous_commit=local'");
+        uint64_t gen = 0;
+
+        (void) unused;
+        assert_refused(s, acquire(s, "local", &gen), "synchronous_commit is 'local'");
+        assert_not_granted(s, "local");
+        store_close(s);
+}
+
+/* A member allowed to read nothing of pg_stat_replication but the rows
+ * goes by the configuration: set, it leads; empty, it is refused. */
+static void test_states_hidden(void **unused) {
+        struct store *s;
+        uint64_t gen = 0;
+
+        (void) unused;
+        admin("DROP ROLE IF EXISTS sdlive_member");
+        admin("CREATE ROLE sdlive_member LOGIN");
+        admin("GRANT ALL ON SCHEMA public TO sdlive_member");
+        admin("GRANT ALL ON ALL TABLES IN SCHEMA public TO sdlive_member");
+        assert_int_equal(int_as("user=sdlive_member",
+                                "SELECT count(*) FROM pg_stat_replication WHERE sync_state IS NULL"), 1);
+        s = open_store("user=sdlive_member");
+        assert_int_equal(acquire(s, "hidden", &gen), 0);
+        store_close(s);
+        set_standby_names("", "async");
+        s = open_store("user=sdlive_member");
+        assert_refused(s, acquire(s, "hidden-async", &gen), "asynchronously");
+        store_close(s);
+}
+
+/* A standby that turns asynchronous during a term ends the term within a
+ * lease: the check is cached for at most a lease, then looked up again. */
+static void test_turned_async_during_term(void **unused) {
+        struct store *s;
+        uint64_t gen = 0;
+
+        (void) unused;
+        set_standby_names("standby1", "sync");
+        s = open_store(NULL);
+        assert_int_equal(acquire(s, "term", &gen), 0);
+        set_standby_names("", "async");
+        sleep_ms(1000);
+        assert_int_equal(store_lease_refresh(s, "term", "m1", gen, LEASE_USEC), 0); /* looked up 1 s ago */
+        sleep_ms(1100);
+        assert_refused(s, store_lease_refresh(s, "term", "m1", gen, LEASE_USEC), "asynchronously");
+        store_close(s);
+}
+
+/* With no standby streaming the primary is a single server: nothing to
+ * fail over to, whatever the settings. */
+static void test_single_server(void **unused) {
+        char cmd[1024];
+        struct store *s;
+        uint64_t gen = 0;
+
+        (void) unused;
+        snprintf(cmd, sizeof cmd, "'%s' standby-down '%s'", script, state);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(admin_int("SELECT count(*) FROM pg_stat_replication"), 0);
+        s = open_store(NULL);
+        assert_int_equal(acquire(s, "single", &gen), 0);
+        store_close(s);
+}
+
+int main(int argc, char **argv) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_async_standby_refused),
+                cmocka_unit_test(test_declared_acceptable),
+                cmocka_unit_test(test_sync_standby_accepted),
+                cmocka_unit_test(test_local_commit_refused),
+                cmocka_unit_test(test_states_hidden),
+                cmocka_unit_test(test_turned_async_during_term),
+                cmocka_unit_test(test_single_server),
+        };
+
+        if (argc != 3) {
+                fprintf(stderr, "usage: %s PG_STANDBY_SH STATE_DIR\n", argv[0]);
+                return 2;
+        }
+        script = argv[1];
+        state = argv[2];
+        if (pg_server_url(script, state, url, sizeof url) < 0) {
+                fprintf(stderr, "%s: no server: run \"%s start %s\" first\n", argv[0], script, state);
+                return 1;
+        }
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
