@@ -107,9 +107,7 @@ struct pg_standbys {
         const char *names;  /* synchronous_standby_names */
         const char *commit; /* our session's synchronous_commit */
         bool accepted;      /* sdlive.accept_async_standbys is on */
-        long streaming;     /* rows of pg_stat_replication */
-        long synchronous;   /* of them 'sync' or 'quorum' */
-        long hidden;        /* of them with their state hidden from us */
+        long streaming;     /* rows of pg_stat_replication: standbys connected */
 };
 /* 0 when a commit acknowledged under st survives a failover to a
  * standby, else -EREMOTEIO with the reason in why. */

@@ -10,13 +10,16 @@
  * member leads only on a server where that cannot happen:
  *
  * - no standby streams from it (a single server); or
- * - synchronous_standby_names is set, our session's synchronous_commit
- *   waits for a standby (on, remote_write or remote_apply), and at least
- *   one streaming standby is synchronous ('sync' or 'quorum') when the
- *   server lets us see the states (pg_monitor or superuser); or
+ * - synchronous_standby_names is set and our session's synchronous_commit
+ *   waits for a standby (on, remote_write or remote_apply): a commit is
+ *   acknowledged only once a synchronous standby has it, and while none
+ *   is there (one catching up, one cut off) commits wait instead; or
  * - the operator declared asynchronous standbys acceptable for this
  *   database: sdlive.accept_async_standbys = on (ALTER DATABASE ... SET,
  *   or postgresql.conf), knowing what a failover to one can lose.
+ *
+ * Which standby is promoted is the operator's (or Patroni's) choice:
+ * only a synchronous one keeps every acknowledged commit.
  *
  * The check runs on every new connection and again once per lease at
  * least (store_lease_acquire(), store_lease_refresh()), so a standby that
@@ -36,13 +39,9 @@ static const char standbys_sql[] =
         "SELECT current_setting('synchronous_standby_names'),"
         " current_setting('synchronous_commit'),"
         " coalesce(current_setting('sdlive.accept_async_standbys', true), '') IN ('on', 'true', 'yes', '1'),"
-        " (SELECT count(*) FROM pg_stat_replication),"
-        " (SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')),"
-        " (SELECT count(*) FROM pg_stat_replication WHERE sync_state IS NULL)";
+        " (SELECT count(*) FROM pg_stat_replication)";
 
 int pg_standbys_verdict(const struct pg_standbys *st, char *why, size_t size) {
-        long visible = st->streaming - st->hidden;
-
         if (st->streaming <= 0 || st->accepted)
                 return 0;
         if (!st->names[0])
@@ -52,9 +51,6 @@ int pg_standbys_verdict(const struct pg_standbys *st, char *why, size_t size) {
         else if (strcmp(st->commit, "off") == 0 || strcmp(st->commit, "local") == 0)
                 snprintf(why, size, "synchronous_commit is '%s' for our sessions: commits do not wait for a standby",
                          st->commit);
-        else if (visible > 0 && st->synchronous == 0)
-                snprintf(why, size, "none of the store's %ld streaming standby(s) is synchronous now"
-                         " (synchronous_standby_names = '%.100s')", st->streaming, st->names);
         else
                 return 0;
         return -EREMOTEIO;
@@ -78,8 +74,7 @@ static int read_standbys(struct store_pg *p, struct pg_standbys *st, char *names
                 snprintf(commit, size, "%s", PQgetvalue(res, 0, 1));
                 *st = (struct pg_standbys) {
                         .names = names, .commit = commit, .accepted = pg_bool_value(res, 0, 2),
-                        .streaming = (long) pg_int_value(res, 0, 3), .synchronous = (long) pg_int_value(res, 0, 4),
-                        .hidden = (long) pg_int_value(res, 0, 5),
+                        .streaming = (long) pg_int_value(res, 0, 3),
                 };
         }
         PQclear(res);
