@@ -105,8 +105,8 @@ lease_url=etcd:$(bash "$etcd_sh" endpoints "$HARNESS_RUN")
 etcd_do() { bash "$etcd_sh" "$1" "$HARNESS_RUN" ${2:+"$2"} >/dev/null || harness_fail "etcd-cluster.sh $1 $2 failed"; }
 
 inspect() {
-  local try
-  for try in 1 2 3 4 5; do
+  local _try
+  for _try in 1 2 3 4 5; do
     "$bin" --store "$url" --lease-store "$lease_url" --inspect 2>/dev/null && return 0
     sleep 0.02
   done
@@ -208,8 +208,8 @@ events_count() { wc -l <"$HARNESS_LOG_DIR/events.tsv"; }
 # recorder's timeline (spawning systemctl and a probe alone takes hundreds
 # of ms on a loaded machine).
 event_ms() {
-  local t0 t1 try
-  for try in $(seq 1 50); do
+  local t0 t1 _try
+  for _try in $(seq 1 50); do
     t0=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$2" -v r="$3" '$2 == s && $3 ~ r { print $1; exit }')
     t1=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$4" -v r="$5" '$2 == s && $3 ~ r { print $1; exit }')
     [[ -n $t0 && -n $t1 ]] && { echo $(((t1 - t0) / 1000)); return 0; }
@@ -240,8 +240,8 @@ ReadWritePaths=$J"
   done
   harness_reload
   systemctl --user stop "$(unit_of a)" "$(unit_of b)"
-  local oa ob
-  oa=$(log_lines a) ob=$(log_lines b)
+  local ob
+  ob=$(log_lines b)
   harness_start_units "$(unit_of a)"
   wait_leads a
   harness_start_units "$(unit_of b)"
@@ -349,7 +349,8 @@ expect_alive "$(unit_of "$leader")" "$(harness_death_count "$(unit_of "$leader")
 # no_failover <leader> <standby> <token> <offsets...> <ms>: the same leader
 # and token for ms; nobody else elected.
 no_failover() {
-  local t=$(harness_now_us) h
+  local t h
+  t=$(harness_now_us)
   while (($(harness_ms_since "$t") < $6)); do
     h=$(holder) # empty while etcd elects
     [[ -z $h || $h == "$1" ]] || harness_fail "the lease moved from $1 to $h"
@@ -514,7 +515,7 @@ expect_alive "$(unit_of "$standby")" "$sd"
 # every term seen above wrote it; before the coordinator ran, the claim is
 # the term's one such write.
 claims=$(wlog claims "$CLAIM")
-while IFS=$'\t' read -r term entries n first; do
+while IFS=$'\t' read -r term _ n first; do
   [[ $first == "$CLAIM" ]] || harness_fail "term $term's first write is \"$first\", not its claim"
   ((term > CLAIM_ONLY_MAX || n == 1)) || harness_fail "term $term has $n claims"
 done <<<"$claims"
