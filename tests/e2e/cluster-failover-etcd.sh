@@ -29,8 +29,9 @@
 # Rows 6 to 10 run with WatchdogSec raised by a drop-in (rows 9 and 10
 # pause a process, which cannot pet; the others need no watchdog).
 # Throughout and at the end: 0 overlaps in the write log, and every term's
-# first write is its claim at its own token (one per term), the store's
-# token mark raised to the term's token as soon as it leads. From row 6 the
+# first write is its claim at its own token (the only such write of the
+# term until the coordinator runs), the store's token mark raised to the
+# term's token as soon as it leads. From row 6 the
 # members also coordinate jobs: two workers work a run through rows 6 and
 # 7, every job done and counted once.
 #

@@ -73,7 +73,8 @@ endif()
 
 # The same, times scaled (WatchdogSec=1s, lease 3s), in a network namespace
 # of its own so that one etcd member can be partitioned; the deposed
-# leader's write rejected by the token, every term's claim (about 2 min).
+# leader's write rejected by the token, every term's claim, a run of jobs
+# (about 2.5 min).
 if(TARGET sdlive-example-etcd)
   add_test(NAME e2e-etcd.cluster-failover
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-failover-etcd.sh)
