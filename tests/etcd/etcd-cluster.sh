@@ -10,6 +10,10 @@
 #   etcd-cluster.sh pause     STATE_DIR N  SIGSTOP member N (silent: connections open, no answers)
 #   etcd-cluster.sh resume    STATE_DIR N  SIGCONT member N
 #   etcd-cluster.sh heal      STATE_DIR    resume and start every member, wait until all are healthy
+#   etcd-cluster.sh move-leader STATE_DIR N  make member N etcd's leader
+#   etcd-cluster.sh partition STATE_DIR N  cut member N from its peers and its clients, running
+#   etcd-cluster.sh dropped   STATE_DIR N  print the packets the partition of member N dropped
+#   etcd-cluster.sh unpartition STATE_DIR N  end the partition of member N
 #   etcd-cluster.sh stop      STATE_DIR    stop every member and delete everything
 #
 # STATE_DIR (for example the build directory) only remembers where the
@@ -20,9 +24,16 @@
 # durability), else under /tmp. Heartbeat 50 ms and election timeout 500 ms
 # make leader changes and lease expiry quick (etcd's shortest TTL becomes
 # 1 s instead of 2 s).
+#
+# A partition is packet filtering (iptables), so it is refused unless this
+# runs in a network namespace other than $SDLIVE_E2E_OUTER_NETNS, the one
+# the test started in (the test makes its own with unshare --net): rules
+# are never added to the machine's own namespace. Member N runs with
+# group id MEMBER_GID_BASE + BASE + N (no other effect: it stays root), so
+# the rules can tell its packets from its peers' on the one loopback.
 set -euo pipefail
 
-usage() { echo "usage: $0 start|endpoints|leader|heal|stop STATE_DIR, or kill|down|up|pause|resume STATE_DIR N" >&2; exit 2; }
+usage() { echo "usage: $0 start|endpoints|leader|heal|stop STATE_DIR, or kill|down|up|pause|resume|move-leader|partition|dropped|unpartition STATE_DIR N" >&2; exit 2; }
 (($# >= 2)) || usage
 cmd=$1
 state_file=$2/etcd-cluster.dir
@@ -42,6 +53,9 @@ client_url() { echo "http://127.0.0.1:$((base + $1))"; }
 peer_url() { echo "http://127.0.0.1:$((base + 3 + $1))"; }
 endpoints() { echo "$(client_url 0),$(client_url 1),$(client_url 2)"; }
 initial_cluster() { echo "m0=$(peer_url 0),m1=$(peer_url 1),m2=$(peer_url 2)"; }
+MEMBER_GID_BASE=2000000000
+member_gid() { echo $((MEMBER_GID_BASE + base + $1)); }
+chain_of() { echo "sdlive-etcd-m$1"; }
 
 cluster_dir() {
   [[ -f $state_file ]] || { echo "etcd-cluster.sh: no cluster recorded in $state_file" >&2; exit 1; }
@@ -56,7 +70,7 @@ member_arg() {
 # launch DIR N STATE: start member N in the background, its pid in DIR/mN.pid.
 launch() {
   local dir=$1 n=$2 state=$3
-  setsid etcd --name "m$n" --data-dir "$dir/m$n" \
+  setsid setpriv --regid "$(member_gid "$n")" --clear-groups etcd --name "m$n" --data-dir "$dir/m$n" \
     --listen-client-urls "$(client_url "$n")" --advertise-client-urls "$(client_url "$n")" \
     --listen-peer-urls "$(peer_url "$n")" --initial-advertise-peer-urls "$(peer_url "$n")" \
     --initial-cluster "$(initial_cluster)" --initial-cluster-state "$state" \
@@ -145,6 +159,42 @@ pause | resume)
     exit 1
   fi
   if [[ $cmd == pause ]]; then kill -STOP "$(cat "$dir/m$n.pid")"; else kill -CONT "$(cat "$dir/m$n.pid")"; fi
+  ;;
+move-leader)
+  cluster_dir >/dev/null; n=$(member_arg "${3:-}")
+  id=$(etcdctl --endpoints="$(client_url "$n")" --command-timeout=2s endpoint status | awk -F', ' '{ print $2 }')
+  [[ $id =~ ^[0-9a-f]+$ ]] || { echo "etcd-cluster.sh: no member id for member $n" >&2; exit 1; }
+  leader=$("$0" leader "$2")
+  [[ $leader == "$n" ]] || etcdctl --endpoints="$(client_url "$leader")" --command-timeout=5s move-leader "$id" >/dev/null
+  ;;
+partition | dropped | unpartition)
+  here=$(readlink /proc/self/ns/net)
+  if [[ -z ${SDLIVE_E2E_OUTER_NETNS:-} || $here == "${SDLIVE_E2E_OUTER_NETNS}" ]]; then
+    echo "etcd-cluster.sh: $cmd needs a network namespace of the test's own (SDLIVE_E2E_OUTER_NETNS names the one to stay out of)" >&2
+    exit 1
+  fi
+  cluster_dir >/dev/null; n=$(member_arg "${3:-}")
+  chain=$(chain_of "$n")
+  case $cmd in
+  partition)
+    # What member N sends marks its connection (those it dialed to its
+    # peers, those it accepted); a marked connection is dropped both ways,
+    # and so is whatever anyone sends to its ports.
+    iptables -w -N "$chain"
+    iptables -w -A "$chain" -m owner --gid-owner "$(member_gid "$n")" -j CONNMARK --set-mark $((0x5d00 + n))
+    iptables -w -A "$chain" -m connmark --mark $((0x5d00 + n)) -j DROP
+    iptables -w -A "$chain" -p tcp -m multiport --dports "$((base + n)),$((base + 3 + n))" -j DROP
+    iptables -w -I OUTPUT -j "$chain"
+    ;;
+  dropped)
+    iptables -w -L "$chain" -v -n -x | awk '$3 == "DROP" { sum += $1 } END { print sum + 0 }'
+    ;;
+  unpartition)
+    iptables -w -D OUTPUT -j "$chain"
+    iptables -w -F "$chain"
+    iptables -w -X "$chain"
+    ;;
+  esac
   ;;
 heal)
   dir=$(cluster_dir)

@@ -1,0 +1,69 @@
+# shellcheck shell=bash
+# The probes of cluster-failover-etcd.sh (sourced by it once its variables
+# are set: lease_url, KEY64, db, HARNESS_LOG_DIR, SDLIVE_ETCD_PORT_BASE):
+# the leader key straight from etcd's JSON gateway, the SQLite store's
+# write log and token mark, the harness's timeline, and which etcd members
+# a process is connected to.
+
+# etcd_post <path> <json>: the first endpoint that answers.
+etcd_post() {
+  local endpoint endpoints=${lease_url#etcd:}
+  for endpoint in ${endpoints//,/ }; do
+    curl -sf --max-time 0.5 -X POST "$endpoint$1" -d "$2" && return 0
+  done
+  return 1
+}
+etcd_key() { etcd_post /v3/kv/range "{\"key\":\"$KEY64\"}"; }
+# Empty, never a failure, while no endpoint answers (etcd electing).
+holder() { { etcd_key || true; } | sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | { base64 -d 2>/dev/null || true; }; }
+generation() { { etcd_key || true; } | sed -n 's/.*"create_revision":"\([0-9]*\)".*/\1/p'; }
+holder_is() { [[ $(holder) == "$1" ]]; }
+
+# The write log and the token mark, read straight from the SQLite store.
+wlog() {
+  /usr/bin/python3 - "$db" "$@" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=5)
+what = sys.argv[2]
+if what == "mark":
+    row = db.execute("SELECT token FROM lease_tokens WHERE lease = 'cluster'").fetchone()
+    print(row[0] if row else 0)
+elif what == "late":  # entries of token A after the first entry of token B
+    a, b = int(sys.argv[3]), int(sys.argv[4])
+    first = db.execute("SELECT min(id) FROM write_log WHERE generation = ?", (b,)).fetchone()[0]
+    print(db.execute("SELECT count(*) FROM write_log WHERE generation = ? AND id > ?",
+                     (a, first if first is not None else 1 << 62)).fetchone()[0])
+elif what == "count":
+    print(db.execute("SELECT count(*) FROM write_log WHERE generation = ?", (int(sys.argv[3]),)).fetchone()[0])
+elif what == "claims":  # one line per term: token, entries, claims, first entry's what
+    terms = {}
+    for gen, w in db.execute("SELECT generation, what FROM write_log WHERE lease = 'cluster' ORDER BY id"):
+        t = terms.setdefault(gen, [0, 0, w])
+        t[0] += 1
+        t[1] += w == sys.argv[3]
+    for gen in sorted(terms):
+        print(gen, terms[gen][0], terms[gen][1], terms[gen][2], sep="\t")
+EOF
+}
+mark_is() { [[ $(wlog mark) == "$1" ]]; }
+
+events_count() { wc -l <"$HARNESS_LOG_DIR/events.tsv"; }
+# event_ms <events offset> <source> <regex> <source> <regex>: on the
+# recorder's timeline (spawning systemctl and a probe alone takes hundreds
+# of ms on a loaded machine).
+event_ms() {
+  local t0 t1 _try
+  for _try in $(seq 1 50); do
+    t0=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$2" -v r="$3" '$2 == s && $3 ~ r { print $1; exit }')
+    t1=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$4" -v r="$5" '$2 == s && $3 ~ r { print $1; exit }')
+    [[ -n $t0 && -n $t1 ]] && { echo $(((t1 - t0) / 1000)); return 0; }
+    sleep 0.1
+  done
+  harness_fail "no timeline for $3 -> $5"
+}
+
+# members_of <pid>: the etcd members (0-2) the process has connections to.
+members_of() {
+  ss -tnpH state established | awk -v pid="pid=$1," -v base="$SDLIVE_ETCD_PORT_BASE" '
+    index($0, pid) { n = split($4, a, ":"); p = a[n] - base; if (p >= 0 && p <= 2) print p }' | sort -u | tr '\n' ' '
+}
