@@ -22,7 +22,8 @@ struct job_request {
         struct store_claim_request claim; /* part.claims when it claims */
         struct store_claim claims[COORDINATOR_WINDOW_MAX]; /* claim.out: claim.got of them */
         int r;
-        bool done;
+        bool done;         /* guarded by wlock */
+        pthread_cond_t wake; /* done was set: only this request's loop wakes */
 };
 
 /* A request to record n_results RESULTs of results, requeue n_requeues
@@ -35,6 +36,7 @@ static inline void job_request_init(struct job_request *q, struct store_result *
                 .part = { .results = results, .n_results = n_results, .requeues = requeues,
                           .n_requeues = n_requeues, .claims = &q->claim, .n_claims = want > 0 },
                 .claim = { .worker = worker, .out = q->claims, .want = want },
+                .wake = PTHREAD_COND_INITIALIZER,
         };
 }
 
@@ -66,9 +68,8 @@ struct coordinator {
          * which the writer drops what it is asked, INT64_MAX without a
          * bound; 0 while serving. */
         _Atomic int64_t stop_deadline_usec;
-        pthread_mutex_t wlock; /* guards the queue, writer_quit, filling and start_* */
+        pthread_mutex_t wlock; /* guards the queue, the requests' done, writer_quit, filling and start_* */
         pthread_cond_t wcond;  /* a request was queued, or quit */
-        pthread_cond_t wdone;  /* requests were completed */
         pthread_cond_t wstarted; /* the start-up is over (CLOCK_MONOTONIC) */
         /* The parts of the requests queued, chained: the writer's next batch. */
         struct store_job_batch *queue, **queue_tail;

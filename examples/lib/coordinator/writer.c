@@ -143,8 +143,9 @@ static bool complete_all(struct coordinator *c, struct store_job_batch *list, in
                 short_claim |= r >= 0 && q->claim.got < q->claim.want;
                 q->r = r;
                 q->done = true;
+                /* Under wlock: the waiter cannot have seen done and gone. */
+                pthread_cond_signal(&q->wake);
         }
-        pthread_cond_broadcast(&c->wdone);
         pthread_mutex_unlock(&c->wlock);
         return short_claim;
 }
@@ -311,13 +312,15 @@ int writer_submit(struct coordinator *c, struct job_request *q) {
         pthread_mutex_lock(&c->wlock);
         if (c->writer_quit) {
                 pthread_mutex_unlock(&c->wlock);
+                pthread_cond_destroy(&q->wake);
                 return q->r = -ESHUTDOWN;
         }
         *c->queue_tail = &q->part;
         c->queue_tail = &q->part.next;
         pthread_cond_signal(&c->wcond);
         while (!q->done)
-                pthread_cond_wait(&c->wdone, &c->wlock);
+                pthread_cond_wait(&q->wake, &c->wlock);
         pthread_mutex_unlock(&c->wlock);
+        pthread_cond_destroy(&q->wake);
         return q->r;
 }

@@ -10,24 +10,49 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
 
-/* Fills every token a claim of the part b may hand out. */
-static int draw_tokens(struct store *s, struct store_job_batch *b) {
-        for (size_t i = 0; i < b->n_claims; i++) {
-                for (unsigned j = 0; j < b->claims[i].want; j++) {
-                        uint8_t *t = b->claims[i].out[j].token;
-                        size_t got = 0;
-                        while (got < STORE_TOKEN_SIZE) {
-                                ssize_t n = getrandom(t + got, STORE_TOKEN_SIZE - got, 0);
-                                if (n < 0 && errno != EINTR)
-                                        return store_fail(s, -errno, "getrandom: %m");
-                                if (n > 0)
-                                        got += (size_t) n;
-                        }
-                }
+/* Tokens drawn from getrandom() in one call. */
+#define TOKEN_POOL 64
+
+/* Fills the pool with n tokens. */
+static int draw_pool(struct store *s, uint8_t *pool, size_t n) {
+        size_t got = 0;
+
+        while (got < n * STORE_TOKEN_SIZE) {
+                ssize_t r = getrandom(pool + got, n * STORE_TOKEN_SIZE - got, 0);
+                if (r < 0 && errno != EINTR)
+                        return store_fail(s, -errno, "getrandom: %m");
+                if (r > 0)
+                        got += (size_t) r;
         }
         return 0;
+}
+
+/* Fills every token a claim of any part of list may hand out, up to
+ * TOKEN_POOL per getrandom() call. */
+static int draw_tokens(struct store *s, struct store_job_batch *list) {
+        uint8_t pool[TOKEN_POOL * STORE_TOKEN_SIZE];
+        size_t wanted = 0, left = 0;
+        int r = 0;
+
+        for (struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_claims; i++)
+                        wanted += b->claims[i].want;
+        for (struct store_job_batch *b = list; b && r >= 0; b = b->next)
+                for (size_t i = 0; i < b->n_claims && r >= 0; i++)
+                        for (unsigned j = 0; j < b->claims[i].want && r >= 0; j++, wanted--) {
+                                if (!left) {
+                                        left = wanted < TOKEN_POOL ? wanted : TOKEN_POOL;
+                                        if ((r = draw_pool(s, pool, left)) < 0)
+                                                break;
+                                }
+                                memcpy(b->claims[i].out[j].token, pool + --left * STORE_TOKEN_SIZE,
+                                       STORE_TOKEN_SIZE);
+                        }
+        explicit_bzero(pool, sizeof pool);
+        return r;
 }
 
 /* The first RESULT of the current attempt, with its token, on a job not
@@ -161,8 +186,10 @@ int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_
         if (!list)
                 return store_fail(s, -EINVAL, "bad job batch");
         for (struct store_job_batch *b = list; b; b = b->next)
-                if ((r = check_part(s, b)) < 0 || (r = draw_tokens(s, b)) < 0)
+                if ((r = check_part(s, b)) < 0)
                         return r;
+        if ((r = draw_tokens(s, list)) < 0)
+                return r;
         r = s->backend->jobs_batch ? s->backend->jobs_batch(s, f, list) : batch_by_statement(s, f, list);
         if (r < 0)
                 for (struct store_job_batch *b = list; b; b = b->next) {
