@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -67,6 +68,21 @@ static int64_t now_us(void) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+/* CPU time (user + system, us) of this process's threads, or of its
+ * waited-for children. */
+static int64_t cpu_us(int who) {
+        struct rusage ru;
+
+        if (getrusage(who, &ru) < 0)
+                return 0;
+        return ((int64_t) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
+               ru.ru_stime.tv_usec;
+}
+
+/* CPU per job of the last run: this process (coordinator or store
+ * alone) and the worker processes. */
+static double cpu_self_per_job, cpu_workers_per_job;
 
 static void die(const char *what, const char *why) {
         fprintf(stdout, "jobs-bench: %s: %s\n", what, why);
@@ -112,7 +128,7 @@ static double store_ceiling(struct bench *b, bool pg, uint32_t jobs, unsigned pe
         uint64_t run;
         uint32_t done = 0;
         unsigned held = 0;
-        int64_t t0;
+        int64_t t0, cpu0;
 
         if (!claims || !results)
                 die("calloc", strerror(ENOMEM));
@@ -120,6 +136,7 @@ static double store_ceiling(struct bench *b, bool pg, uint32_t jobs, unsigned pe
         if (store_run_create(b->store, &b->fence, jobs, &run) < 0)
                 die("run", store_errmsg(b->store));
         t0 = now_us();
+        cpu0 = cpu_us(RUSAGE_SELF);
         if (requests > per)
                 requests = per;
         while (done < jobs) {
@@ -153,6 +170,7 @@ static double store_ceiling(struct bench *b, bool pg, uint32_t jobs, unsigned pe
                         die("batch", "nothing left to claim");
         }
         double s = (double) (now_us() - t0) / 1e6;
+        cpu_self_per_job = (double) (cpu_us(RUSAGE_SELF) - cpu0) / jobs;
         teardown(b);
         free(claims);
         free(results);
@@ -225,18 +243,21 @@ static double end_to_end(struct bench *b, bool pg, unsigned workers, uint32_t jo
         pid_t pids[WORKERS_MAX];
         struct coordinator *c;
         struct coordinator_stats st;
-        int64_t t0, t1;
+        int64_t t0, t1, cpu0, children0 = cpu_us(RUSAGE_CHILDREN);
 
         setup(b, pg);
         c = start(b, 30000, jobs, window);
         t0 = now_us();
+        cpu0 = cpu_us(RUSAGE_SELF);
         for (unsigned i = 0; i < workers; i++)
                 pids[i] = spawn_worker(b, i, 30000);
         wait_counted(c, jobs, &st);
         t1 = now_us();
+        cpu_self_per_job = (double) (cpu_us(RUSAGE_SELF) - cpu0) / jobs;
         *ret = st;
         ret->connections -= workers;
         stop_workers(pids, workers);
+        cpu_workers_per_job = (double) (cpu_us(RUSAGE_CHILDREN) - children0) / jobs;
         coordinator_stop(c);
         teardown(b);
         return jobs / ((double) (t1 - t0) / 1e6);
@@ -340,7 +361,7 @@ static unsigned achieved_batch(const struct coordinator_stats *st) {
 static void store_table(struct bench *b, bool pg, uint32_t jobs) {
         static const unsigned counts[] = { 1, 2, 4 };
         unsigned most = b->windows[0] * WORKERS_MAX, per;
-        double ceiling, batched, batched_most, e2e = 0;
+        double ceiling, batched, batched_most, e2e = 0, cpu_e2e, cpu_workers;
         struct coordinator_stats st;
         int64_t p50, p99;
 
@@ -355,6 +376,8 @@ static void store_table(struct bench *b, bool pg, uint32_t jobs) {
                 fflush(stdout);
         }
         per = achieved_batch(&st);
+        cpu_e2e = cpu_self_per_job;
+        cpu_workers = cpu_workers_per_job;
         ceiling = store_ceiling(b, pg, jobs, 1, 1);
         batched = store_ceiling(b, pg, jobs, per, WORKERS_MAX);
         batched_most = store_ceiling(b, pg, jobs, most, WORKERS_MAX);
@@ -365,6 +388,8 @@ static void store_table(struct bench *b, bool pg, uint32_t jobs) {
                WORKERS_MAX, b->windows[0], batched_most, most);
         printf("\n4 workers: (c)/(a) %.2f; (c)/(b) %.2f; (c)/(b') %.2f\n", e2e / ceiling, e2e / batched,
                e2e / batched_most);
+        printf("CPU per job: (c) 4 workers: the coordinator's process %.1f us, the workers %.1f us; "
+               "(b') %.1f us\n", cpu_e2e, cpu_workers, cpu_self_per_job);
         if (b->n_windows > 1) {
                 printf("\n4 workers by window (side by side, same run)\n\n| window | jobs/s | jobs per "
                        "transaction | connections ended |\n|---:|---:|---:|---:|\n");

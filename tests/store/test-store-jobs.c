@@ -2,10 +2,11 @@
 /* The batched job path of the store, run once per backend:
  * test-store-jobs sqlite, test-store-jobs postgresql PG_SERVER_SH STATE_DIR.
  * Batch boundaries (partial batch, lease lost before commit, a RESULT for
- * a rolled-back claim), assignment tokens, writes only when something
- * changes, and runs created in bounded transactions. */
+ * a rolled-back claim), a batch of several callers' parts, assignment
+ * tokens, writes only when something changes, and runs created in bounded
+ * transactions. */
 
-#include "store-test-env.h"
+#include "store-job-fixture.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,26 +23,8 @@
 
 #define SEC UINT64_C(1000000)
 
-static struct store *s;
-
-static int setup(void **state) {
-        test_env_reset();
-        if (store_open(test_env.url, &s) < 0)
-                fail_msg("store_open(%s): %s", test_env.url, store_errmsg(NULL));
-        return 0;
-}
-
-static int teardown(void **state) {
-        s = store_close(s);
-        return 0;
-}
-
 static struct store_fence lead(const char *holder) {
-        struct store_fence f = { .lease = "cluster", .holder = holder };
-
-        if (store_lease_acquire(s, "cluster", holder, 60 * SEC, &f.generation) < 0)
-                fail_msg("acquire: %s", store_errmsg(s));
-        return f;
+        return job_lead(holder, 60 * SEC);
 }
 
 static uint64_t log_entries(void) {
@@ -60,13 +43,6 @@ static int claim(const struct store_fence *f, const char *worker, struct store_c
                 return r;
         assert_int_equal(b.claimed, req.got);
         return (int) req.got;
-}
-
-static struct store_result result_of(const struct store_claim *c, int64_t outcome) {
-        struct store_result x = { .run = c->run, .job = c->job, .attempt = c->attempt, .outcome = outcome };
-
-        memcpy(x.token, c->token, STORE_TOKEN_SIZE);
-        return x;
 }
 
 static int record(const struct store_fence *f, struct store_result *x, size_t n) {
@@ -103,7 +79,8 @@ static void test_partial_batch(void **state) {
         }
         assert_memory_not_equal(c[0].token, c[1].token, STORE_TOKEN_SIZE);
 
-        struct store_result x[3] = { result_of(&c[0], 0), result_of(&c[1], 1), result_of(&c[2], 2) };
+        struct store_result x[3] = { job_result_of(&c[0], 0), job_result_of(&c[1], 1),
+                                     job_result_of(&c[2], 2) };
         assert_int_equal(record(&f, x, 3), 3);
         for (int i = 0; i < 3; i++)
                 assert_int_equal(x[i].status, STORE_RECORD_COUNTED);
@@ -127,7 +104,7 @@ static void test_token_and_replay(void **state) {
 
         assert_int_equal(store_run_create(s, &f, 2, &id), 0);
         assert_int_equal(claim(&f, "w1", c, 2), 2);
-        forged = result_of(&c[0], 0);
+        forged = job_result_of(&c[0], 0);
         forged.token[0] ^= 1;
         assert_int_equal(record(&f, &forged, 1), 0);
         assert_int_equal(forged.status, -EPERM);
@@ -136,11 +113,11 @@ static void test_token_and_replay(void **state) {
         assert_int_equal(forged.status, -EPERM);
         assert_int_equal(status_of(id, 0), STORE_JOB_ASSIGNED);
 
-        x = result_of(&c[0], 7);
+        x = job_result_of(&c[0], 7);
         assert_int_equal(record(&f, &x, 1), 1);
         before = log_entries();
         for (int i = 0; i < 50; i++)
-                dup[i] = result_of(&c[0], 8);
+                dup[i] = job_result_of(&c[0], 8);
         assert_int_equal(record(&f, dup, 50), 0);
         for (int i = 0; i < 50; i++)
                 assert_int_equal(dup[i].status, STORE_RECORD_DUPLICATE);
@@ -149,7 +126,7 @@ static void test_token_and_replay(void **state) {
         assert_int_equal(run.done_count, 1);
 
         /* The same job twice in one batch counts once. */
-        struct store_result twice[2] = { result_of(&c[1], 0), result_of(&c[1], 0) };
+        struct store_result twice[2] = { job_result_of(&c[1], 0), job_result_of(&c[1], 0) };
         assert_int_equal(record(&f, twice, 2), 1);
         assert_int_equal(twice[0].status, STORE_RECORD_COUNTED);
         assert_int_equal(twice[1].status, STORE_RECORD_DUPLICATE);
@@ -185,7 +162,7 @@ static void test_requeue_late_and_stale(void **state) {
 
         assert_int_equal(store_lease_release(s, "cluster", "leader", f.generation), 0);
         g = lead("next");
-        late = result_of(&c[0], 0);
+        late = job_result_of(&c[0], 0);
         assert_int_equal(record(&g, &late, 1), 1);
         assert_int_equal(status_of(id, 0), STORE_JOB_DONE);
 
@@ -193,7 +170,7 @@ static void test_requeue_late_and_stale(void **state) {
         assert_int_equal(claim(&g, "w2", &again, 1), 1);
         assert_int_equal(again.job, 1);
         assert_int_equal(again.attempt, 2);
-        stale = result_of(&c[1], 0);
+        stale = job_result_of(&c[1], 0);
         assert_int_equal(record(&g, &stale, 1), 0);
         assert_int_equal(stale.status, STORE_RECORD_STALE_ATTEMPT);
         assert_int_equal(status_of(id, 1), STORE_JOB_ASSIGNED);
@@ -216,8 +193,8 @@ static void test_lease_lost_before_commit(void **state) {
         assert_int_equal(store_lease_release(s, "cluster", "leader", f.generation), 0);
         g = lead("next");
 
-        x[0] = result_of(&c[0], 0);
-        x[1] = result_of(&c[1], 0);
+        x[0] = job_result_of(&c[0], 0);
+        x[1] = job_result_of(&c[1], 0);
         struct store_claim_request req = { .worker = "w1", .out = lost, .want = 2 };
         struct store_job_batch b = { .results = x, .n_results = 2, .claims = &req, .n_claims = 1 };
         assert_int_equal(store_jobs_batch(s, &f, &b), -ESTALE);
@@ -240,6 +217,96 @@ static void test_lease_lost_before_commit(void **state) {
         assert_int_equal(record(&g, &ghost, 1), 0);
         assert_int_equal(ghost.status, -EPERM);
         assert_int_equal(status_of(id, 2), STORE_JOB_ASSIGNED);
+}
+
+/* Several callers' parts chained into one batch: one transaction (one
+ * write-log row), each part's claims, statuses, requeue flags and
+ * counters written into that part; the guards hold across parts (a forged
+ * token, an attempt never assigned, the same job counted in two parts
+ * once); a lost lease leaves every part's outputs empty. */
+static void test_parts_of_one_batch(void **state) {
+        struct store_fence f = lead("leader"), old;
+        struct store_claim ca[2], cb[2], cc[2] = { 0 }, late[2];
+        struct store_claim_request ra = { .worker = "w1", .out = ca, .want = 2 },
+                                   rb = { .worker = "w2", .out = cb, .want = 2 };
+        struct store_job_batch b2 = { .claims = &rb, .n_claims = 1 };
+        struct store_job_batch b1 = { .claims = &ra, .n_claims = 1, .next = &b2 };
+        struct store_run run;
+        struct store_job j;
+        uint64_t id, before;
+
+        assert_int_equal(store_run_create(s, &f, 6, &id), 0);
+        before = log_entries();
+        assert_int_equal(store_jobs_batch(s, &f, &b1), 0);
+        assert_int_equal(log_entries(), before + 1);
+        assert_int_equal(ra.got, 2);
+        assert_int_equal(rb.got, 2);
+        assert_int_equal(b1.claimed, 2);
+        assert_int_equal(b2.claimed, 2);
+        assert_int_equal(ca[0].job, 0);
+        assert_int_equal(ca[1].job, 1);
+        assert_int_equal(cb[0].job, 2);
+        assert_int_equal(cb[1].job, 3);
+        assert_memory_not_equal(ca[1].token, cb[0].token, STORE_TOKEN_SIZE);
+        assert_int_equal(store_job_read(s, id, 2, &j), 0);
+        assert_string_equal(j.worker, "w2");
+
+        /* Part 1: job 0 counted, job 2 (part 2's) with a forged token;
+         * part 2: job 2 and job 0 again (counted once, in part 1), an
+         * attempt never assigned; part 3: job 1 requeued, one claim. */
+        struct store_result x1[2] = { job_result_of(&ca[0], 10), job_result_of(&cb[0], 11) };
+        struct store_result x2[3] = { job_result_of(&cb[0], 12), job_result_of(&ca[0], 13),
+                                      job_result_of(&cb[1], 14) };
+        struct store_requeue rq = { .run = id, .job = 1, .attempt = 1 };
+        struct store_claim_request rc = { .worker = "w3", .out = cc, .want = 2 };
+        x1[1].token[0] ^= 1;
+        x2[2].attempt = 9;
+        struct store_job_batch p3 = { .requeues = &rq, .n_requeues = 1, .claims = &rc, .n_claims = 1 };
+        struct store_job_batch p2 = { .results = x2, .n_results = 3, .next = &p3 };
+        struct store_job_batch p1 = { .results = x1, .n_results = 2, .next = &p2 };
+        before = log_entries();
+        assert_int_equal(store_jobs_batch(s, &f, &p1), 0);
+        assert_int_equal(log_entries(), before + 1);
+        assert_int_equal(x1[0].status, STORE_RECORD_COUNTED);
+        assert_int_equal(x1[1].status, -EPERM);
+        assert_int_equal(x2[0].status, STORE_RECORD_COUNTED);
+        assert_int_equal(x2[1].status, STORE_RECORD_DUPLICATE);
+        assert_int_equal(x2[2].status, -EINVAL);
+        assert_int_equal(p1.counted, 1);
+        assert_int_equal(p2.counted, 1);
+        assert_true(rq.requeued);
+        assert_int_equal(p3.requeued, 1);
+        assert_int_equal(p1.requeued + p2.requeued, 0);
+        /* Requeues come before claims: job 1 is claimed again (attempt 2). */
+        assert_int_equal(rc.got, 2);
+        assert_int_equal(p3.claimed, 2);
+        assert_int_equal(cc[0].job, 1);
+        assert_int_equal(cc[0].attempt, 2);
+        assert_int_equal(cc[1].job, 4);
+        assert_memory_not_equal(cc[0].token, cc[1].token, STORE_TOKEN_SIZE); /* drawn for every part */
+        assert_int_equal(store_job_read(s, id, 0, &j), 0);
+        assert_int_equal(j.outcome, 10);
+        assert_int_equal(store_job_read(s, id, 2, &j), 0);
+        assert_int_equal(j.outcome, 12);
+        assert_int_equal(store_run_read(s, id, &run), 0);
+        assert_int_equal(run.done_count, 2);
+
+        /* The lease lost: nothing of any part is written or reported. */
+        old = f;
+        assert_int_equal(store_lease_release(s, "cluster", "leader", f.generation), 0);
+        (void) lead("next");
+        struct store_result x3 = job_result_of(&cb[1], 15);
+        struct store_claim_request rl = { .worker = "w1", .out = late, .want = 2 };
+        struct store_job_batch q2 = { .claims = &rl, .n_claims = 1 };
+        struct store_job_batch q1 = { .results = &x3, .n_results = 1, .next = &q2 };
+        assert_int_equal(store_jobs_batch(s, &old, &q1), -ESTALE);
+        assert_int_equal(q1.counted, 0);
+        assert_int_equal(q2.claimed, 0);
+        assert_int_equal(rl.got, 0);
+        assert_int_equal(status_of(id, 3), STORE_JOB_ASSIGNED);
+        assert_int_equal(status_of(id, 5), STORE_JOB_PENDING);
+        assert_int_equal(store_run_read(s, id, &run), 0);
+        assert_int_equal(run.done_count, 2);
 }
 
 /* A run is created in bounded transactions; until it has all its jobs it
@@ -343,12 +410,14 @@ static void test_large_run_does_not_starve_the_lease(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_partial_batch, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_token_and_replay, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_requeue_late_and_stale, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lease_lost_before_commit, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_run_filled_in_batches, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_large_run_does_not_starve_the_lease, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_partial_batch, job_setup, job_teardown),
+                cmocka_unit_test_setup_teardown(test_token_and_replay, job_setup, job_teardown),
+                cmocka_unit_test_setup_teardown(test_requeue_late_and_stale, job_setup, job_teardown),
+                cmocka_unit_test_setup_teardown(test_lease_lost_before_commit, job_setup, job_teardown),
+                cmocka_unit_test_setup_teardown(test_parts_of_one_batch, job_setup, job_teardown),
+                cmocka_unit_test_setup_teardown(test_run_filled_in_batches, job_setup, job_teardown),
+                cmocka_unit_test_setup_teardown(test_large_run_does_not_starve_the_lease, job_setup,
+                                                job_teardown),
         };
         int r, failed;
 

@@ -124,11 +124,13 @@ static int result_done(struct session *s, const struct store_result *x) {
 }
 
 /* Records the pending RESULTs and fills the window, in one request to the
- * writer. A transient store failure keeps the RESULTs for the next try
- * and pauses claims; the lease lost ends the connection. */
+ * writer: the store writes each RESULT's status into s->pending itself. A
+ * transient store failure keeps the RESULTs for the next try and pauses
+ * claims; the lease lost ends the connection. */
 static int exchange(struct session *s) {
-        struct job_request q = { .results = s->pending, .n_results = s->n_pending, .worker = s->worker };
+        struct job_request q;
         int64_t now = monotonic_ms();
+        unsigned want = 0;
         int r;
 
         if (!s->worker[0])
@@ -137,9 +139,10 @@ static int exchange(struct session *s) {
                 return 0;
         s->claim_retry_at_ms = 0;
         if (!s->idle)
-                q.want = s->c->cfg.window - s->n_inflight;
-        if (!q.n_results && !q.want)
+                want = s->c->cfg.window - s->n_inflight;
+        if (!s->n_pending && !want)
                 return 0;
+        job_request_init(&q, s->pending, s->n_pending, NULL, 0, s->worker, want);
         r = writer_submit(s->c, &q);
         if (r < 0) {
                 if (r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result)) {
@@ -153,7 +156,7 @@ static int exchange(struct session *s) {
         /* The claims join the window, and the RESULTs stay pending, until
          * every verdict is taken: however a verdict ends the connection,
          * finish() requeues both (a refused RESULT's job included). */
-        for (unsigned i = 0; i < q.got; i++) {
+        for (unsigned i = 0; i < q.claim.got; i++) {
                 const struct store_claim *j = &q.claims[i];
                 s->inflight[s->n_inflight++] = (struct inflight) { j->run, j->job, j->attempt };
         }
@@ -162,7 +165,7 @@ static int exchange(struct session *s) {
          * sends them again: a counted one comes back a duplicate, not
          * counted twice). */
         int verdict = 0;
-        for (size_t i = 0; i < q.n_results; i++) {
+        for (size_t i = 0; i < q.part.n_results; i++) {
                 if (verdict < 0) {
                         if (s->pending[i].status == STORE_RECORD_COUNTED)
                                 atomic_fetch_add(&s->c->stats.counted, 1);
@@ -173,9 +176,9 @@ static int exchange(struct session *s) {
         if (verdict < 0)
                 return verdict;
         s->n_pending = 0;
-        if (q.want && q.got < q.want)
+        if (want && q.claim.got < want)
                 s->idle = true;
-        if (q.got && !store_fence_may_act(&s->c->cfg.fence)) {
+        if (q.claim.got && !store_fence_may_act(&s->c->cfg.fence)) {
                 /* The batch began in time but returned after the leader's
                  * deadline for acting: its jobs are not handed out (they
                  * stay assigned in the store, and the next term requeues
@@ -183,7 +186,7 @@ static int exchange(struct session *s) {
                 snprintf(s->reason, sizeof(s->reason), "lease lost (the leader's time to act ran out)");
                 return -ESTALE;
         }
-        return q.got ? send_assigns(s, q.claims, q.got) : 0;
+        return q.claim.got ? send_assigns(s, q.claims, q.claim.got) : 0;
 }
 
 static bool take_inflight(struct session *s, uint64_t run, uint64_t job, uint32_t attempt) {

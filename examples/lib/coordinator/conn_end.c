@@ -30,18 +30,20 @@ static void retry_pause(struct session *s, int ms) {
  * or the next) requeues it; RESULTs not recorded are work done again. */
 void session_finish(struct session *s) {
         struct store_requeue rq[COORDINATOR_WINDOW_MAX + PENDING_MAX];
-        struct job_request q = { .results = s->pending, .n_results = s->n_pending, .requeues = rq };
+        struct job_request q;
+        size_t n_requeues = 0;
         unsigned requeued = 0;
         int r = 0;
 
         for (unsigned i = 0; i < s->n_inflight; i++)
-                rq[q.n_requeues++] = (struct store_requeue) { s->inflight[i].run, s->inflight[i].job,
-                                                              s->inflight[i].attempt, false };
+                rq[n_requeues++] = (struct store_requeue) { s->inflight[i].run, s->inflight[i].job,
+                                                            s->inflight[i].attempt, false };
         for (unsigned i = 0; i < s->n_pending; i++)
                 if (s->pending_ours[i])
-                        rq[q.n_requeues++] = (struct store_requeue) { s->pending[i].run, s->pending[i].job,
-                                                                      s->pending[i].attempt, false };
-        for (int attempt = 0; attempt < REQUEUE_TRIES && (q.n_results || q.n_requeues); attempt++) {
+                        rq[n_requeues++] = (struct store_requeue) { s->pending[i].run, s->pending[i].job,
+                                                                    s->pending[i].attempt, false };
+        for (int attempt = 0; attempt < REQUEUE_TRIES && (s->n_pending || n_requeues); attempt++) {
+                job_request_init(&q, s->pending, s->n_pending, rq, n_requeues, s->worker, 0);
                 r = writer_submit(s->c, &q);
                 if (r >= 0 || r == -ESTALE || r == -ESHUTDOWN || r == -ECANCELED || atomic_load(&s->c->result) ||
                     coordinator_stopping(s->c))
@@ -54,18 +56,18 @@ void session_finish(struct session *s) {
                 coordinator_fail(s->c, r);
         }
         if (r >= 0) {
-                for (size_t i = 0; i < q.n_results; i++)
+                for (size_t i = 0; i < s->n_pending; i++)
                         if (s->pending[i].status == STORE_RECORD_COUNTED)
                                 atomic_fetch_add(&s->c->stats.counted, 1);
-                for (size_t i = 0; i < q.n_requeues; i++)
+                for (size_t i = 0; i < n_requeues; i++)
                         requeued += rq[i].requeued;
         }
         if (requeued)
                 atomic_fetch_add(&s->c->stats.requeued, requeued);
-        if (r < 0 && r != -ESTALE && q.n_requeues)
+        if (r < 0 && r != -ESTALE && n_requeues)
                 log_notice("coordinator: worker %s disconnected (%s); %zu in-flight job(s) left in flight in "
                            "the store (%s): the next start requeues them",
-                           session_name(s), s->reason, q.n_requeues, strerror(-r));
+                           session_name(s), s->reason, n_requeues, strerror(-r));
         else if (s->worker[0])
                 log_notice("coordinator: worker %s disconnected (%s); %u in-flight job(s) requeued",
                            session_name(s), s->reason, requeued);

@@ -12,22 +12,33 @@
 struct conn;
 struct ssl_st;
 
-/* What a connection loop asks of the writer (writer.c), applied with the
- * requests of other loops in one fenced transaction. Arrays are the
- * caller's; outputs are valid once writer_submit() returned >= 0. */
+/* What a connection loop asks of the writer (writer.c): its part of the
+ * writer's next batch, which the writer chains to the parts of the other
+ * loops and the store applies in one fenced transaction, writing every
+ * answer into the part (job_request_init()). The arrays are the caller's;
+ * the answers are valid once writer_submit() returned >= 0. */
 struct job_request {
-        struct store_result *results; /* statuses set */
-        size_t n_results;
-        struct store_requeue *requeues; /* requeued set */
-        size_t n_requeues;
-        const char *worker;
-        unsigned want; /* jobs to claim for worker, at most COORDINATOR_WINDOW_MAX */
-        struct store_claim claims[COORDINATOR_WINDOW_MAX];
-        unsigned got;
+        struct store_job_batch part; /* results' statuses, requeues' requeued set */
+        struct store_claim_request claim; /* part.claims when it claims */
+        struct store_claim claims[COORDINATOR_WINDOW_MAX]; /* claim.out: claim.got of them */
         int r;
-        bool done;
-        struct job_request *next;
+        bool done;         /* guarded by wlock */
+        pthread_cond_t wake; /* done was set: only this request's loop wakes */
 };
+
+/* A request to record n_results RESULTs of results, requeue n_requeues
+ * jobs of requeues and claim want (at most COORDINATOR_WINDOW_MAX) jobs
+ * for worker. */
+static inline void job_request_init(struct job_request *q, struct store_result *results, size_t n_results,
+                                    struct store_requeue *requeues, size_t n_requeues, const char *worker,
+                                    unsigned want) {
+        *q = (struct job_request) {
+                .part = { .results = results, .n_results = n_results, .requeues = requeues,
+                          .n_requeues = n_requeues, .claims = &q->claim, .n_claims = want > 0 },
+                .claim = { .worker = worker, .out = q->claims, .want = want },
+                .wake = PTHREAD_COND_INITIALIZER,
+        };
+}
 
 /* Runs being created whose jobs the writer still adds. */
 #define COORDINATOR_FILLING_MAX 16
@@ -57,11 +68,11 @@ struct coordinator {
          * which the writer drops what it is asked, INT64_MAX without a
          * bound; 0 while serving. */
         _Atomic int64_t stop_deadline_usec;
-        pthread_mutex_t wlock; /* guards the queue, writer_quit, filling and start_* */
+        pthread_mutex_t wlock; /* guards the queue, the requests' done, writer_quit, filling and start_* */
         pthread_cond_t wcond;  /* a request was queued, or quit */
-        pthread_cond_t wdone;  /* requests were completed */
         pthread_cond_t wstarted; /* the start-up is over (CLOCK_MONOTONIC) */
-        struct job_request *queue, **queue_tail;
+        /* The parts of the requests queued, chained: the writer's next batch. */
+        struct store_job_batch *queue, **queue_tail;
         bool writer_quit;
         uint64_t filling[COORDINATOR_FILLING_MAX];
         size_t n_filling;

@@ -108,7 +108,6 @@ static void free_coordinator(struct coordinator *c) {
         pthread_mutex_destroy(&c->lock);
         pthread_mutex_destroy(&c->wlock);
         pthread_cond_destroy(&c->wcond);
-        pthread_cond_destroy(&c->wdone);
         pthread_cond_destroy(&c->wstarted);
         free(c->store_url);
         free(c->lease);
@@ -174,7 +173,6 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
         pthread_mutex_init(&c->lock, NULL);
         pthread_mutex_init(&c->wlock, NULL);
         pthread_cond_init(&c->wcond, NULL);
-        pthread_cond_init(&c->wdone, NULL);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
         pthread_cond_init(&c->wstarted, &attr);

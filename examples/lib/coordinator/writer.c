@@ -2,9 +2,10 @@
 /*
  * The coordinator's only store connection and the one thread that uses
  * it. Connection loops queue requests (RESULTs to record, jobs to requeue,
- * jobs to claim) and wait; the writer takes every request queued so far
- * and applies them in one fenced transaction (group commit), then wakes
- * their loops. While it is idle it adds the jobs of a run still being
+ * jobs to claim) and wait; each request is a part of a store batch, so
+ * the queue is the next batch: the writer takes every part queued so far
+ * and has the store apply them in one fenced transaction (group commit),
+ * which writes each answer into its part, then wakes their loops. While it is idle it adds the jobs of a run still being
  * created, a bounded batch per transaction, so creating a large run never
  * holds the store's write lock or the lease row for long.
  *
@@ -19,6 +20,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,28 +39,10 @@
 /* After a failed step of creating a run, the next one waits this long. */
 #define FILL_RETRY_USEC 100000
 
-/* Grows the writer's arrays to hold the requests taken. */
-static int reserve(void **p, size_t *cap, size_t need, size_t size) {
-        void *n;
-
-        if (need <= *cap)
-                return 0;
-        n = realloc(*p, need * size);
-        if (!n)
-                return -ENOMEM;
-        *p = n;
-        *cap = need;
-        return 0;
+/* The request whose part b is. */
+static struct job_request *request_of(struct store_job_batch *b) {
+        return (struct job_request *) ((char *) b - offsetof(struct job_request, part));
 }
-
-struct batch_space {
-        struct store_result *results;
-        size_t results_cap;
-        struct store_requeue *requeues;
-        size_t requeues_cap;
-        struct store_claim_request *claims;
-        size_t claims_cap;
-};
 
 /* What a new leader does before serving: jobs an earlier leader left in
  * flight go back to pending (its connections are gone with it), and the
@@ -145,34 +129,44 @@ static bool within_stop(struct coordinator *c) {
         return true;
 }
 
-/* Completes every request of list with r, unapplied. */
-static void complete_all(struct coordinator *c, struct job_request *list, int r) {
+/* Completes every request of list with r (a failure: no claim got
+ * anything). True when a claim found fewer pending jobs than it wanted. */
+static bool complete_all(struct coordinator *c, struct store_job_batch *list, int r) {
+        bool short_claim = false;
+
         pthread_mutex_lock(&c->wlock);
-        for (struct job_request *q = list; q; q = q->next) {
+        for (struct store_job_batch *b = list, *next; b; b = next) {
+                struct job_request *q = request_of(b);
+                next = b->next;
+                if (r < 0)
+                        q->claim.got = 0;
+                short_claim |= r >= 0 && q->claim.got < q->claim.want;
                 q->r = r;
-                q->got = 0;
                 q->done = true;
+                /* Under wlock: the waiter cannot have seen done and gone. */
+                pthread_cond_signal(&q->wake);
         }
-        pthread_cond_broadcast(&c->wdone);
         pthread_mutex_unlock(&c->wlock);
+        return short_claim;
 }
 
 /* Logs each run of the counted RESULTs that is now complete. The runs
  * table alone says whether a run is unfinished (one row per run). */
-static void log_completed_runs(struct coordinator *c, const struct store_job_batch *b) {
+static void log_completed_runs(struct coordinator *c, const struct store_job_batch *list) {
         uint64_t runs[RUNS_CHECKED_MAX], unfinished[RUNS_CHECKED_MAX];
         size_t n_runs = 0;
         int n;
 
-        for (size_t i = 0; i < b->n_results && n_runs < RUNS_CHECKED_MAX; i++) {
-                bool seen = false;
-                if (b->results[i].status != STORE_RECORD_COUNTED)
-                        continue;
-                for (size_t k = 0; k < n_runs && !seen; k++)
-                        seen = runs[k] == b->results[i].run;
-                if (!seen)
-                        runs[n_runs++] = b->results[i].run;
-        }
+        for (const struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_results && n_runs < RUNS_CHECKED_MAX; i++) {
+                        bool seen = false;
+                        if (b->results[i].status != STORE_RECORD_COUNTED)
+                                continue;
+                        for (size_t k = 0; k < n_runs && !seen; k++)
+                                seen = runs[k] == b->results[i].run;
+                        if (!seen)
+                                runs[n_runs++] = b->results[i].run;
+                }
         if (!n_runs)
                 return;
         n = store_runs_unfinished(c->store, unfinished, RUNS_CHECKED_MAX);
@@ -191,90 +185,53 @@ static void log_completed_runs(struct coordinator *c, const struct store_job_bat
 }
 
 /* Fault injection: see coordinator_config.pause_batch_file. */
-static void pause_inside(void *userdata, const struct store_job_batch *b) {
+static void pause_inside(void *userdata, const struct store_job_batch *list) {
         const struct coordinator *c = userdata;
         int64_t until = monotonic_ms() + PAUSE_MAX_MS;
+        unsigned counted = 0, claimed = 0;
 
-        if (!b->counted || !b->claimed || access(c->cfg.pause_batch_file, F_OK) != 0)
+        for (const struct store_job_batch *b = list; b; b = b->next) {
+                counted += b->counted;
+                claimed += b->claimed;
+        }
+        if (!counted || !claimed || access(c->cfg.pause_batch_file, F_OK) != 0)
                 return;
         log_warning("coordinator: fault injection: batch paused inside its transaction "
-                    "(%u RESULTs recorded and %u jobs claimed, not committed)", b->counted, b->claimed);
+                    "(%u RESULTs recorded and %u jobs claimed, not committed)", counted, claimed);
         while (access(c->cfg.pause_batch_file, F_OK) == 0 && monotonic_ms() < until)
                 usleep(PAUSE_POLL_USEC);
 }
 
-/* Applies the requests of list in one transaction and completes them.
- * True when a claim found fewer pending jobs than it wanted. */
-static bool apply(struct coordinator *c, struct batch_space *sp, struct job_request *list) {
-        struct store_job_batch b = { 0 };
-        size_t n_results = 0, n_requeues = 0, n_claims = 0;
-        bool short_claim = false;
-        int r;
+/* Has the store apply the parts of list in one transaction and completes
+ * their requests. True when a claim found fewer pending jobs than it
+ * wanted. */
+static bool apply(struct coordinator *c, struct store_job_batch *list) {
+        unsigned counted = 0, requeued = 0;
+        bool asked = false;
+        int r = atomic_load(&c->result);
 
-        for (struct job_request *q = list; q; q = q->next) {
-                n_results += q->n_results;
-                n_requeues += q->n_requeues;
-                n_claims += q->want > 0;
+        list->inside = c->cfg.pause_batch_file ? pause_inside : NULL;
+        list->userdata = c;
+        if (r == 0) {
+                r = store_jobs_batch(c->store, &c->cfg.fence, list);
+                coordinator_note_store_work(c, r);
         }
-        r = reserve((void **) &sp->results, &sp->results_cap, n_results, sizeof(*sp->results));
-        if (r >= 0)
-                r = reserve((void **) &sp->requeues, &sp->requeues_cap, n_requeues, sizeof(*sp->requeues));
-        if (r >= 0)
-                r = reserve((void **) &sp->claims, &sp->claims_cap, n_claims, sizeof(*sp->claims));
-        if (r >= 0) {
-                b = (struct store_job_batch) { .results = sp->results, .requeues = sp->requeues,
-                                               .claims = sp->claims };
-                if (c->cfg.pause_batch_file) {
-                        b.inside = pause_inside;
-                        b.userdata = c;
-                }
-                for (struct job_request *q = list; q; q = q->next) {
-                        if (q->n_results && b.results)
-                                memcpy(b.results + b.n_results, q->results, q->n_results * sizeof(*q->results));
-                        b.n_results += q->n_results;
-                        if (q->n_requeues && b.requeues)
-                                memcpy(b.requeues + b.n_requeues, q->requeues, q->n_requeues * sizeof(*q->requeues));
-                        b.n_requeues += q->n_requeues;
-                        if (q->want && b.claims)
-                                b.claims[b.n_claims++] = (struct store_claim_request) {
-                                        .worker = q->worker, .out = q->claims, .want = q->want };
-                }
-                r = atomic_load(&c->result);
-                if (r == 0) {
-                        r = store_jobs_batch(c->store, &c->cfg.fence, &b);
-                        coordinator_note_store_work(c, r);
-                }
-                if (r == -ESTALE)
-                        coordinator_fail(c, r);
-                else if (r < 0 && !atomic_load(&c->result))
-                        log_warning("coordinator: job batch failed: %s", store_errmsg(c->store));
+        if (r == -ESTALE)
+                coordinator_fail(c, r);
+        else if (r < 0 && !atomic_load(&c->result))
+                log_warning("coordinator: job batch failed: %s", store_errmsg(c->store));
+        for (const struct store_job_batch *b = list; r >= 0 && b; b = b->next) {
+                asked |= b->n_results || b->n_claims;
+                counted += b->counted;
+                requeued += b->requeued;
         }
-        if (r >= 0 && (b.n_results || b.n_claims))
+        if (asked)
                 atomic_fetch_add(&c->stats.batches, 1);
-        if (r >= 0 && b.counted && within_stop(c))
-                log_completed_runs(c, &b);
-        n_results = n_requeues = n_claims = 0;
-        pthread_mutex_lock(&c->wlock);
-        for (struct job_request *q = list; q; q = q->next) {
-                q->r = r;
-                q->got = 0;
-                if (r >= 0) {
-                        if (q->n_results)
-                                memcpy(q->results, b.results + n_results, q->n_results * sizeof(*q->results));
-                        if (q->n_requeues)
-                                memcpy(q->requeues, b.requeues + n_requeues, q->n_requeues * sizeof(*q->requeues));
-                        if (q->want)
-                                q->got = b.claims[n_claims].got;
-                        short_claim |= q->got < q->want;
-                }
-                n_results += q->n_results;
-                n_requeues += q->n_requeues;
-                n_claims += q->want > 0;
-                q->done = true;
-        }
-        pthread_cond_broadcast(&c->wdone);
-        pthread_mutex_unlock(&c->wlock);
-        if (r >= 0 && b.requeued)
+        if (counted && within_stop(c))
+                log_completed_runs(c, list);
+        /* Read before the requests are completed: then they are the waiters' again. */
+        bool short_claim = complete_all(c, list, r);
+        if (requeued)
                 coordinator_kick_all(c);
         return short_claim;
 }
@@ -307,7 +264,6 @@ static void fill_step(struct coordinator *c) {
 
 void *writer_main(void *userdata) {
         struct coordinator *c = userdata;
-        struct batch_space sp = { 0 };
         int r = start_up(c);
 
         pthread_mutex_lock(&c->wlock);
@@ -321,7 +277,7 @@ void *writer_main(void *userdata) {
         }
         pthread_cond_broadcast(&c->wstarted);
         for (;;) {
-                struct job_request *list;
+                struct store_job_batch *list;
                 bool short_claim = false;
 
                 while (!c->queue && !c->writer_quit &&
@@ -340,32 +296,31 @@ void *writer_main(void *userdata) {
                 else if (list && !within_stop(c))
                         complete_all(c, list, -ECANCELED);
                 else if (list)
-                        short_claim = apply(c, &sp, list);
+                        short_claim = apply(c, list);
                 if (r >= 0 && c->n_filling && !atomic_load(&c->result) && !coordinator_stopping(c) &&
                     (!list || short_claim))
                         fill_step(c);
                 pthread_mutex_lock(&c->wlock);
         }
         pthread_mutex_unlock(&c->wlock);
-        free(sp.results);
-        free(sp.requeues);
-        free(sp.claims);
         return NULL;
 }
 
 int writer_submit(struct coordinator *c, struct job_request *q) {
         q->done = false;
-        q->next = NULL;
+        q->part.next = NULL;
         pthread_mutex_lock(&c->wlock);
         if (c->writer_quit) {
                 pthread_mutex_unlock(&c->wlock);
+                pthread_cond_destroy(&q->wake);
                 return q->r = -ESHUTDOWN;
         }
-        *c->queue_tail = q;
-        c->queue_tail = &q->next;
+        *c->queue_tail = &q->part;
+        c->queue_tail = &q->part.next;
         pthread_cond_signal(&c->wcond);
         while (!q->done)
-                pthread_cond_wait(&c->wdone, &c->wlock);
+                pthread_cond_wait(&q->wake, &c->wlock);
         pthread_mutex_unlock(&c->wlock);
+        pthread_cond_destroy(&q->wake);
         return q->r;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The PostgreSQL job batch: the whole batch as one pipeline (BEGIN, the
- * fence, every RESULT, the requeues, the claims) on statements prepared
- * once per connection, then the write-log row and COMMIT as a second
- * one (docs/store.md, "The batched job path"). Arrays travel as text
- * literals ("{1,2,3}"), tokens as hex. */
+/* The PostgreSQL job batch: the whole batch, every part of it, as one
+ * pipeline (BEGIN, the fence, every RESULT in one statement, the requeues
+ * in one, a statement per claim) on statements prepared once per
+ * connection, then the write-log row and COMMIT as a second one
+ * (docs/store.md, "The batched job path"). Arrays travel as text literals
+ * ("{1,2,3}"), tokens as hex; what each statement found is written back
+ * into the part that asked. */
 
 #include "pg.h"
 
@@ -141,19 +143,20 @@ struct batch_text {
         FILE *f[A_N];
         char *text[A_N];
         size_t len[A_N];
-        char **claim_tokens; /* one literal per claim request */
+        char **claim_tokens; /* one literal per claim request, in part order */
         char (*claim_want)[16];
         char gen[24];
+        size_t n_results, n_requeues, n_claims; /* of every part */
 };
 
-static void batch_text_free(struct batch_text *t, size_t n_claims) {
+static void batch_text_free(struct batch_text *t) {
         for (int i = 0; i < A_N; i++) {
                 if (t->f[i])
                         fclose(t->f[i]);
                 free(t->text[i]);
         }
         if (t->claim_tokens)
-                for (size_t i = 0; i < n_claims; i++)
+                for (size_t i = 0; i < t->n_claims; i++)
                         free(t->claim_tokens[i]);
         free(t->claim_tokens);
         free(t->claim_want);
@@ -170,8 +173,18 @@ static void put(FILE *f, size_t i, const char *fmt, ...) {
         va_end(ap);
 }
 
-static int batch_text_build(struct store_pg *p, const struct store_job_batch *b, struct batch_text *t) {
+/* The claim requests of every part of list. */
+static size_t count_claims(const struct store_job_batch *list) {
+        size_t n = 0;
+
+        for (const struct store_job_batch *b = list; b; b = b->next)
+                n += b->n_claims;
+        return n;
+}
+
+static int batch_text_build(struct store_pg *p, const struct store_job_batch *list, struct batch_text *t) {
         char hex[2 * STORE_TOKEN_SIZE + 1];
+        size_t n = 0;
         int r = 0;
 
         for (int i = 0; i < A_N; i++) {
@@ -180,22 +193,27 @@ static int batch_text_build(struct store_pg *p, const struct store_job_batch *b,
                         return store_fail(&p->base, -ENOMEM, "out of memory");
                 fputc('{', t->f[i]);
         }
-        for (size_t i = 0; i < b->n_results; i++) {
-                const struct store_result *x = &b->results[i];
-                bool bad = x->status < 0;
-                hex_token(hex, x->token);
-                put(t->f[A_RUN], i, "%llu", (unsigned long long) (bad ? 0 : x->run));
-                put(t->f[A_JOB], i, "%u", bad ? 0 : x->job);
-                put(t->f[A_ATTEMPT], i, "%u", bad ? 0 : x->attempt);
-                put(t->f[A_TOKEN], i, "%s", hex);
-                put(t->f[A_OUTCOME], i, "%lld", (long long) x->outcome);
-        }
-        for (size_t i = 0; i < b->n_requeues; i++) {
-                const struct store_requeue *x = &b->requeues[i];
-                put(t->f[A_RQ_RUN], i, "%llu", (unsigned long long) x->run);
-                put(t->f[A_RQ_JOB], i, "%u", x->job);
-                put(t->f[A_RQ_ATTEMPT], i, "%u", x->attempt);
-        }
+        for (const struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_results; i++, n++) {
+                        const struct store_result *x = &b->results[i];
+                        bool bad = x->status < 0;
+                        hex_token(hex, x->token);
+                        put(t->f[A_RUN], n, "%llu", (unsigned long long) (bad ? 0 : x->run));
+                        put(t->f[A_JOB], n, "%u", bad ? 0 : x->job);
+                        put(t->f[A_ATTEMPT], n, "%u", bad ? 0 : x->attempt);
+                        put(t->f[A_TOKEN], n, "%s", hex);
+                        put(t->f[A_OUTCOME], n, "%lld", (long long) x->outcome);
+                }
+        t->n_results = n;
+        n = 0;
+        for (const struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_requeues; i++, n++) {
+                        const struct store_requeue *x = &b->requeues[i];
+                        put(t->f[A_RQ_RUN], n, "%llu", (unsigned long long) x->run);
+                        put(t->f[A_RQ_JOB], n, "%u", x->job);
+                        put(t->f[A_RQ_ATTEMPT], n, "%u", x->attempt);
+                }
+        t->n_requeues = n;
         for (int i = 0; i < A_N; i++) {
                 fputc('}', t->f[i]);
                 if (fclose(t->f[i]) != 0)
@@ -204,66 +222,96 @@ static int batch_text_build(struct store_pg *p, const struct store_job_batch *b,
         }
         if (r < 0)
                 return r;
-        t->claim_tokens = calloc(b->n_claims + 1, sizeof(char *));
-        t->claim_want = calloc(b->n_claims + 1, sizeof(*t->claim_want));
+        t->n_claims = count_claims(list);
+        t->claim_tokens = calloc(t->n_claims + 1, sizeof(char *));
+        t->claim_want = calloc(t->n_claims + 1, sizeof(*t->claim_want));
         if (!t->claim_tokens || !t->claim_want)
                 return store_fail(&p->base, -ENOMEM, "out of memory");
-        for (size_t i = 0; i < b->n_claims; i++) {
-                const struct store_claim_request *c = &b->claims[i];
-                size_t len;
-                FILE *f = open_memstream(&t->claim_tokens[i], &len);
-                if (!f)
-                        return store_fail(&p->base, -ENOMEM, "out of memory");
-                fputc('{', f);
-                for (unsigned k = 0; k < c->want; k++) {
-                        hex_token(hex, c->out[k].token);
-                        put(f, k, "%s", hex);
+        n = 0;
+        for (const struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_claims; i++, n++) {
+                        const struct store_claim_request *c = &b->claims[i];
+                        size_t len;
+                        FILE *f = open_memstream(&t->claim_tokens[n], &len);
+                        if (!f)
+                                return store_fail(&p->base, -ENOMEM, "out of memory");
+                        fputc('{', f);
+                        for (unsigned k = 0; k < c->want; k++) {
+                                hex_token(hex, c->out[k].token);
+                                put(f, k, "%s", hex);
+                        }
+                        fputc('}', f);
+                        if (fclose(f) != 0)
+                                return store_fail(&p->base, -ENOMEM, "out of memory");
+                        snprintf(t->claim_want[n], sizeof(t->claim_want[n]), "%u", c->want);
                 }
-                fputc('}', f);
-                if (fclose(f) != 0)
-                        return store_fail(&p->base, -ENOMEM, "out of memory");
-                snprintf(t->claim_want[i], sizeof(t->claim_want[i]), "%u", c->want);
-        }
         return 0;
 }
 
+/* The RESULT at position i (from 0) of the batch, in part order. */
+static struct store_result *result_at(struct store_job_batch *list, size_t i) {
+        for (struct store_job_batch *b = list; b; b = b->next) {
+                if (i < b->n_results)
+                        return &b->results[i];
+                i -= b->n_results;
+        }
+        return NULL;
+}
+
+/* Whether a RESULT before x (in part order) counted the same job. */
+static bool counted_before(const struct store_job_batch *list, const struct store_result *x) {
+        for (const struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_results; i++) {
+                        const struct store_result *y = &b->results[i];
+                        if (y == x)
+                                return false;
+                        if (y->status == STORE_RECORD_COUNTED && y->run == x->run && y->job == x->job)
+                                return true;
+                }
+        return false;
+}
+
 /* What the RESULTs found; the same job twice in one batch counts once. */
-static void read_record(const PGresult *res, struct store_job_batch *b) {
-        for (size_t i = 0; i < b->n_results; i++)
-                if (b->results[i].status == 0)
-                        b->results[i].status = -ENOENT; /* unless its row is found */
+static void read_record(const PGresult *res, struct store_job_batch *list) {
+        for (struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_results; i++)
+                        if (b->results[i].status == 0)
+                                b->results[i].status = -ENOENT; /* unless its row is found */
         for (int row = 0; row < PQntuples(res); row++) {
-                size_t i = (size_t) pg_int_value(res, row, 0) - 1;
-                struct store_result *x;
-                if (i >= b->n_results || PQgetisnull(res, row, 1) || b->results[i].status != -ENOENT)
+                struct store_result *x = result_at(list, (size_t) pg_int_value(res, row, 0) - 1);
+                if (!x || PQgetisnull(res, row, 1) || x->status != -ENOENT)
                         continue;
-                x = &b->results[i];
                 x->status = store_record_verdict(x->attempt, (uint32_t) pg_int_value(res, row, 2),
                                                  pg_bool_value(res, row, 3),
                                                  strcmp(PQgetvalue(res, row, 1), "done") == 0);
         }
-        for (size_t i = 0; i < b->n_results; i++) {
-                if (b->results[i].status != STORE_RECORD_COUNTED)
-                        continue;
-                for (size_t k = 0; k < i; k++)
-                        if (b->results[k].status == STORE_RECORD_COUNTED &&
-                            b->results[k].run == b->results[i].run && b->results[k].job == b->results[i].job) {
-                                b->results[i].status = STORE_RECORD_DUPLICATE;
-                                break;
-                        }
-                b->counted += b->results[i].status == STORE_RECORD_COUNTED;
-        }
+        for (struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_results; i++) {
+                        struct store_result *x = &b->results[i];
+                        if (x->status != STORE_RECORD_COUNTED)
+                                continue;
+                        if (counted_before(list, x))
+                                x->status = STORE_RECORD_DUPLICATE;
+                        b->counted += x->status == STORE_RECORD_COUNTED;
+                }
 }
 
-static void read_requeue(const PGresult *res, struct store_job_batch *b) {
-        for (int row = 0; row < PQntuples(res); row++)
-                for (size_t i = 0; i < b->n_requeues; i++)
-                        if (!b->requeues[i].requeued && b->requeues[i].run == (uint64_t) pg_int_value(res, row, 0) &&
-                            b->requeues[i].job == (uint32_t) pg_int_value(res, row, 1)) {
-                                b->requeues[i].requeued = true;
-                                b->requeued++;
-                                break;
+/* Marks the first requeue (in part order) of a (run, job) the statement
+ * put back. */
+static void read_requeue(const PGresult *res, struct store_job_batch *list) {
+        for (int row = 0; row < PQntuples(res); row++) {
+                uint64_t run = (uint64_t) pg_int_value(res, row, 0);
+                uint32_t job = (uint32_t) pg_int_value(res, row, 1);
+                bool found = false;
+                for (struct store_job_batch *b = list; b && !found; b = b->next)
+                        for (size_t i = 0; i < b->n_requeues && !found; i++) {
+                                struct store_requeue *x = &b->requeues[i];
+                                if (!x->requeued && x->run == run && x->job == job) {
+                                        x->requeued = found = true;
+                                        b->requeued++;
+                                }
                         }
+        }
 }
 
 static void read_claim(const PGresult *res, struct store_claim_request *c) {
@@ -280,10 +328,11 @@ static void read_claim(const PGresult *res, struct store_claim_request *c) {
 
 /* Sends the whole batch as one pipeline (BEGIN, the fence, the RESULTs,
  * the requeues, the claims) and reads what each statement did. */
-static int batch_round(struct store_pg *p, const struct store_fence *f, struct store_job_batch *b,
+static int batch_round(struct store_pg *p, const struct store_fence *f, struct store_job_batch *list,
                        struct batch_text *t, uint64_t deadline) {
         PGresult *res;
         int r = 0, first = 0;
+        size_t n = 0;
 
         if (!PQenterPipelineMode(p->conn))
                 return pg_fail_conn(p, -EPROTO, "enter pipeline mode");
@@ -293,17 +342,19 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                 r = send_job(p, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen,
                                                                   store_fence_identity(&p->base, f),
                                                                   f->by_token ? "true" : "false" });
-        if (r >= 0 && b->n_results)
+        if (r >= 0 && t->n_results)
                 r = send_job(p, JQ_RECORD, (const char *const[]) { t->text[A_RUN], t->text[A_JOB],
                                                                    t->text[A_ATTEMPT], t->text[A_TOKEN],
                                                                    t->text[A_OUTCOME] });
-        if (r >= 0 && b->n_requeues)
+        if (r >= 0 && t->n_requeues)
                 r = send_job(p, JQ_REQUEUE, (const char *const[]) { t->text[A_RQ_RUN], t->text[A_RQ_JOB],
                                                                     t->text[A_RQ_ATTEMPT] });
-        for (size_t i = 0; r >= 0 && i < b->n_claims; i++)
-                if (b->claims[i].want)
-                        r = send_job(p, JQ_CLAIM, (const char *const[]) { b->claims[i].worker,
-                                                                          t->claim_tokens[i], t->claim_want[i] });
+        for (struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; r >= 0 && i < b->n_claims; i++, n++)
+                        if (b->claims[i].want)
+                                r = send_job(p, JQ_CLAIM, (const char *const[]) { b->claims[i].worker,
+                                                                                  t->claim_tokens[n],
+                                                                                  t->claim_want[n] });
         if (r >= 0 && !PQpipelineSync(p->conn))
                 r = pg_fail_conn(p, -ECONNRESET, "send");
         if (r < 0) {
@@ -330,13 +381,15 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                 return first < 0 ? first : r;
         if (first == 0 && r < 0)
                 first = r;
-        if (b->n_results)
-                TAKE("record results", read_record(res, b));
-        if (b->n_requeues)
-                TAKE("requeue jobs", read_requeue(res, b));
-        for (size_t i = 0; i < b->n_claims; i++)
-                if (b->claims[i].want)
-                        TAKE("claim jobs", (read_claim(res, &b->claims[i]), b->claimed += b->claims[i].got));
+        if (t->n_results)
+                TAKE("record results", read_record(res, list));
+        if (t->n_requeues)
+                TAKE("requeue jobs", read_requeue(res, list));
+        for (struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_claims; i++)
+                        if (b->claims[i].want)
+                                TAKE("claim jobs", (read_claim(res, &b->claims[i]),
+                                                    b->claimed += b->claims[i].got));
 #undef TAKE
         r = pipe_end(p, deadline);
         if (r < 0) {
@@ -383,9 +436,10 @@ static int log_and_commit(struct store_pg *p, const struct store_fence *f, const
         return first;
 }
 
-int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *list) {
         struct store_pg *p = to_pg(s);
         struct batch_text t = { 0 };
+        unsigned counted = 0, requeued = 0, claimed = 0;
         uint64_t deadline;
         char what[128];
         int r;
@@ -393,7 +447,7 @@ int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job
         if ((r = pg_need_conn(s)) < 0 || (r = prepare_job_statements(p)) < 0)
                 return r;
         snprintf(t.gen, sizeof t.gen, "%llu", (unsigned long long) f->generation);
-        r = batch_text_build(p, b, &t);
+        r = batch_text_build(p, list, &t);
         if (r < 0)
                 goto out;
         /* Past the writer's deadline for acting the batch is abandoned:
@@ -401,15 +455,19 @@ int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job
         deadline = store_fence_wait_until(f, monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC);
         r = store_fence_in_time(s, f);
         if (r >= 0)
-                r = batch_round(p, f, b, &t, deadline);
-        if (r < 0 || (!b->counted && !b->requeued && !b->claimed)) {
+                r = batch_round(p, f, list, &t, deadline);
+        for (const struct store_job_batch *b = list; r >= 0 && b; b = b->next) {
+                counted += b->counted;
+                requeued += b->requeued;
+                claimed += b->claimed;
+        }
+        if (r < 0 || (!counted && !requeued && !claimed)) {
                 r = pg_abort(s, r < 0 ? r : 0);
                 goto out;
         }
-        if (b->inside)
-                b->inside(b->userdata, b);
-        snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
-                 b->requeued, b->claimed);
+        if (list->inside)
+                list->inside(list->userdata, list);
+        snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", counted, requeued, claimed);
         r = store_fence_in_time(s, f);
         if (r >= 0)
                 r = log_and_commit(p, f, t.gen, what,
@@ -420,6 +478,6 @@ int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job
 out:
         if (r == -ETIMEDOUT && store_fence_in_time(s, f) < 0)
                 r = -ESTALE; /* the wait was cut at the deadline for acting */
-        batch_text_free(&t, b->n_claims);
+        batch_text_free(&t);
         return r;
 }

@@ -142,7 +142,8 @@ struct store_backend {
 
         /* The batched job path; NULL: statement by statement
          * (store_batch.c) with STMT_RESULT_READ and STMT_CLAIM_NEXT. Called
-         * with a checked batch whose counters are zero and tokens drawn. */
+         * with a checked list of parts (b, b->next, ...) whose counters are
+         * zero and tokens drawn; it writes every output into its part. */
         int (*jobs_batch)(struct store *s, const struct store_fence *f, struct store_job_batch *b);
 };
 

@@ -1,31 +1,58 @@
 /* SPDX-License-Identifier: MIT */
 /* The batched job path: many RESULTs, requeues and claims in one fenced
- * transaction. The entry point checks the batch and draws the assignment
- * tokens; a backend with a path of its own (PostgreSQL's pipeline) takes it
- * from there, the others run it here, statement by statement. */
+ * transaction, given as a list of parts (one per caller) whose outputs are
+ * written in place. The entry point checks every part and draws the
+ * assignment tokens; a backend with a path of its own (PostgreSQL's
+ * pipeline) takes it from there, the others run it here, statement by
+ * statement. */
 
 #include "store-check.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
 
-/* Fills every token a claim may hand out. */
-static int draw_tokens(struct store *s, struct store_job_batch *b) {
-        for (size_t i = 0; i < b->n_claims; i++) {
-                for (unsigned j = 0; j < b->claims[i].want; j++) {
-                        uint8_t *t = b->claims[i].out[j].token;
-                        size_t got = 0;
-                        while (got < STORE_TOKEN_SIZE) {
-                                ssize_t n = getrandom(t + got, STORE_TOKEN_SIZE - got, 0);
-                                if (n < 0 && errno != EINTR)
-                                        return store_fail(s, -errno, "getrandom: %m");
-                                if (n > 0)
-                                        got += (size_t) n;
-                        }
-                }
+/* Tokens drawn from getrandom() in one call. */
+#define TOKEN_POOL 64
+
+/* Fills the pool with n tokens. */
+static int draw_pool(struct store *s, uint8_t *pool, size_t n) {
+        size_t got = 0;
+
+        while (got < n * STORE_TOKEN_SIZE) {
+                ssize_t r = getrandom(pool + got, n * STORE_TOKEN_SIZE - got, 0);
+                if (r < 0 && errno != EINTR)
+                        return store_fail(s, -errno, "getrandom: %m");
+                if (r > 0)
+                        got += (size_t) r;
         }
         return 0;
+}
+
+/* Fills every token a claim of any part of list may hand out, up to
+ * TOKEN_POOL per getrandom() call. */
+static int draw_tokens(struct store *s, struct store_job_batch *list) {
+        uint8_t pool[TOKEN_POOL * STORE_TOKEN_SIZE];
+        size_t wanted = 0, left = 0;
+        int r = 0;
+
+        for (struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_claims; i++)
+                        wanted += b->claims[i].want;
+        for (struct store_job_batch *b = list; b && r >= 0; b = b->next)
+                for (size_t i = 0; i < b->n_claims && r >= 0; i++)
+                        for (unsigned j = 0; j < b->claims[i].want && r >= 0; j++, wanted--) {
+                                if (!left) {
+                                        left = wanted < TOKEN_POOL ? wanted : TOKEN_POOL;
+                                        if ((r = draw_pool(s, pool, left)) < 0)
+                                                break;
+                                }
+                                memcpy(b->claims[i].out[j].token, pool + --left * STORE_TOKEN_SIZE,
+                                       STORE_TOKEN_SIZE);
+                        }
+        explicit_bzero(pool, sizeof pool);
+        return r;
 }
 
 /* The first RESULT of the current attempt, with its token, on a job not
@@ -70,49 +97,60 @@ static int claim_for(struct store *s, struct store_claim_request *c) {
         return 1;
 }
 
-/* Statement by statement inside one fenced transaction. */
-static int batch_by_statement(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+/* Statement by statement inside one fenced transaction: the RESULTs of
+ * every part, then their requeues, then their claims. */
+static int batch_by_statement(struct store *s, const struct store_fence *f, struct store_job_batch *list) {
+        unsigned counted = 0, requeued = 0, claimed = 0;
         char what[128];
         int r;
 
         if ((r = s->backend->connect(s)) < 0 || (r = store_fence_begin(s, f)) < 0)
                 return r;
-        for (size_t i = 0; i < b->n_results; i++) {
-                if (b->results[i].status < 0)
-                        continue;
-                if ((r = record_one(s, &b->results[i])) < 0)
-                        return s->backend->abort(s, r);
-                b->counted += b->results[i].status == STORE_RECORD_COUNTED;
+        for (struct store_job_batch *b = list; b; b = b->next) {
+                for (size_t i = 0; i < b->n_results; i++) {
+                        if (b->results[i].status < 0)
+                                continue;
+                        if ((r = record_one(s, &b->results[i])) < 0)
+                                return s->backend->abort(s, r);
+                        b->counted += b->results[i].status == STORE_RECORD_COUNTED;
+                }
+                counted += b->counted;
         }
-        for (size_t i = 0; i < b->n_requeues; i++) {
-                struct store_requeue *x = &b->requeues[i];
-                r = store_exec(s, STMT_JOB_REQUEUE, "requeue job", (int64_t) x->run, (int64_t) x->job,
-                               (int64_t) x->attempt);
-                if (r < 0)
-                        return s->backend->abort(s, r);
-                x->requeued = r > 0;
-                b->requeued += x->requeued;
+        for (struct store_job_batch *b = list; b; b = b->next) {
+                for (size_t i = 0; i < b->n_requeues; i++) {
+                        struct store_requeue *x = &b->requeues[i];
+                        r = store_exec(s, STMT_JOB_REQUEUE, "requeue job", (int64_t) x->run, (int64_t) x->job,
+                                       (int64_t) x->attempt);
+                        if (r < 0)
+                                return s->backend->abort(s, r);
+                        x->requeued = r > 0;
+                        b->requeued += x->requeued;
+                }
+                requeued += b->requeued;
         }
         r = 1;
-        for (size_t i = 0; i < b->n_claims && r > 0; i++) {
-                if ((r = claim_for(s, &b->claims[i])) < 0)
-                        return s->backend->abort(s, r);
-                b->claimed += b->claims[i].got;
+        for (struct store_job_batch *b = list; b && r > 0; b = b->next) {
+                for (size_t i = 0; i < b->n_claims && r > 0; i++) {
+                        if ((r = claim_for(s, &b->claims[i])) < 0)
+                                return s->backend->abort(s, r);
+                        b->claimed += b->claims[i].got;
+                }
+                claimed += b->claimed;
         }
-        if (!b->counted && !b->requeued && !b->claimed)
+        if (!counted && !requeued && !claimed)
                 return s->backend->abort(s, 0);
-        if (b->inside)
-                b->inside(b->userdata, b);
-        snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", b->counted,
-                 b->requeued, b->claimed);
+        if (list->inside)
+                list->inside(list->userdata, list);
+        snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", counted, requeued, claimed);
         return store_fence_commit(s, f, what);
 }
 
-static int check_job_batch(struct store *s, struct store_job_batch *b) {
+/* Checks the part b and resets its outputs; a RESULT that cannot name a
+ * job gets its status here and is not looked up. */
+static int check_part(struct store *s, struct store_job_batch *b) {
         int r;
 
-        if (!b || (b->n_results && !b->results) || (b->n_requeues && !b->requeues) ||
-            (b->n_claims && !b->claims))
+        if ((b->n_results && !b->results) || (b->n_requeues && !b->requeues) || (b->n_claims && !b->claims))
                 return store_fail(s, -EINVAL, "bad job batch");
         b->counted = b->requeued = b->claimed = 0;
         for (size_t i = 0; i < b->n_results; i++) {
@@ -138,18 +176,26 @@ static int check_job_batch(struct store *s, struct store_job_batch *b) {
         return 0;
 }
 
-int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) {
+int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *list) {
         int r = store_begin_call(s);
 
         if (r < 0)
                 return r;
-        if ((r = store_check_fence(s, f)) < 0 || (r = check_job_batch(s, b)) < 0 || (r = draw_tokens(s, b)) < 0)
+        if ((r = store_check_fence(s, f)) < 0)
                 return r;
-        r = s->backend->jobs_batch ? s->backend->jobs_batch(s, f, b) : batch_by_statement(s, f, b);
-        if (r < 0) {
-                b->counted = b->requeued = b->claimed = 0;
-                for (size_t i = 0; i < b->n_claims; i++)
-                        b->claims[i].got = 0;
-        }
+        if (!list)
+                return store_fail(s, -EINVAL, "bad job batch");
+        for (struct store_job_batch *b = list; b; b = b->next)
+                if ((r = check_part(s, b)) < 0)
+                        return r;
+        if ((r = draw_tokens(s, list)) < 0)
+                return r;
+        r = s->backend->jobs_batch ? s->backend->jobs_batch(s, f, list) : batch_by_statement(s, f, list);
+        if (r < 0)
+                for (struct store_job_batch *b = list; b; b = b->next) {
+                        b->counted = b->requeued = b->claimed = 0;
+                        for (size_t i = 0; i < b->n_claims; i++)
+                                b->claims[i].got = 0;
+                }
         return r;
 }

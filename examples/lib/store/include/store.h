@@ -354,6 +354,11 @@ struct store_requeue {
         bool requeued; /* set: it was still in flight as that attempt */
 };
 
+/* One part of a job batch: one caller's RESULTs, requeues and claims.
+ * Parts are chained by next and applied together in one transaction; each
+ * part's outputs (statuses, requeued flags, claimed jobs, its counters)
+ * are written into the part itself, so a caller reads its own answers
+ * where it put its questions. */
 struct store_job_batch {
         struct store_result *results;
         size_t n_results;
@@ -361,18 +366,23 @@ struct store_job_batch {
         size_t n_requeues;
         struct store_claim_request *claims;
         size_t n_claims;
-        unsigned counted, requeued, claimed; /* set */
-        /* Fault injection (NULL: none): called inside the transaction once
-         * every statement of the batch ran, before it commits. */
+        unsigned counted, requeued, claimed; /* set: this part's */
+        /* The next part of the same batch, NULL for the last. */
+        struct store_job_batch *next;
+        /* Fault injection (NULL: none), read from the first part only:
+         * called with the first part inside the transaction once every
+         * statement of every part ran, before it commits. */
         void (*inside)(void *userdata, const struct store_job_batch *b);
         void *userdata;
 };
 
-/* Applies a batch in ONE fenced transaction, in this order: RESULTs
- * recorded (idempotent, attempt- and token-guarded), jobs requeued, jobs
- * claimed (each with a fresh token). A batch that changes nothing is
- * rolled back: no write-log row, nothing written. 0, or -errno with
- * nothing of the batch committed (every output then means nothing). */
+/* Applies the parts b, b->next, ... in ONE fenced transaction, in this
+ * order: the RESULTs of every part recorded (idempotent, attempt- and
+ * token-guarded; the same job twice in the batch counts once), the jobs of
+ * every part requeued, the claims of every part (each job with a fresh
+ * token), part by part. A batch that changes nothing is rolled back: no
+ * write-log row, nothing written. 0, or -errno with nothing of the batch
+ * committed (every output of every part then means nothing). */
 int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b);
 
 /* Creates the row of a run of total jobs, with none of them yet: the
