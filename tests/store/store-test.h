@@ -18,6 +18,9 @@ extern struct store *s;
 int setup(void **state);
 int teardown(void **state);
 
+/* A test case on that handle. */
+#define STORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
 /* A second handle on the same store; fails the test if it cannot open. */
 struct store *open_other(void);
 

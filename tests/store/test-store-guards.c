@@ -300,15 +300,14 @@ static void test_acquisition_waits_for_a_batch_in_flight(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_forged_result_beside_a_claim, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_duplicate_result_beside_a_claim, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_batch_on_an_expired_lease, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_batch_with_another_incarnations_fence, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_acquisition_waits_for_a_batch_in_flight, setup, teardown),
+                STORE_TEST(test_forged_result_beside_a_claim),
+                STORE_TEST(test_duplicate_result_beside_a_claim),
+                STORE_TEST(test_batch_on_an_expired_lease),
+                STORE_TEST(test_batch_with_another_incarnations_fence),
+                STORE_TEST(test_acquisition_waits_for_a_batch_in_flight),
         };
         const struct CMUnitTest sqlite_tests[] = {
-                cmocka_unit_test_setup_teardown(test_sqlite_fenced_write_on_a_lease_from_an_earlier_boot,
-                                                setup, teardown),
+                STORE_TEST(test_sqlite_fenced_write_on_a_lease_from_an_earlier_boot),
         };
         int r, failed;
 
