@@ -7,7 +7,6 @@
  * a table redrawn once a second (watch.c).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -90,44 +89,51 @@ static int show(struct store *s, size_t max_runs, const char *lease) {
         return fflush(stdout) == 0 ? 0 : 1;
 }
 
-int main(int argc, char **argv) {
-        static const struct option options[] = {
-                { "store", required_argument, NULL, 's' },
-                { "runs", required_argument, NULL, 'n' },
-                { "lease", required_argument, NULL, 'l' },
-                { "watch", no_argument, NULL, 'w' },
-                { "count", required_argument, NULL, 'c' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                {}
-        };
-        const char *url = NULL, *lease = "cluster";
-        size_t runs = RUNS_DEFAULT;
-        unsigned count = 0;
-        bool watch = false;
-        struct store *s;
-        int c, r;
+/* What the command line asks for. */
+struct options {
+        const char *url, *lease;
+        size_t runs;
+        unsigned count;
+        bool watch;
+};
 
-        while ((c = getopt_long(argc, argv, ":hV", options, NULL)) >= 0) {
-                switch (c) {
-                case 's': url = cli_text("--store", optarg, 4096); break;
-                case 'n': runs = (size_t) cli_number("--runs", optarg, 1, RUNS_MAX); break;
-                case 'l': lease = cli_text("--lease", optarg, STORE_NAME_MAX); break;
-                case 'w': watch = true; break;
-                case 'c': count = (unsigned) cli_number("--count", optarg, 1, COUNT_MAX); break;
-                default: cli_common_option(c, argc, argv, usage);
-                }
+enum { OPT_STORE = 0x100, OPT_RUNS, OPT_LEASE, OPT_WATCH, OPT_COUNT };
+
+static const struct cli_option options[] = {
+        { "store", true, OPT_STORE },
+        { "runs", true, OPT_RUNS },
+        { "lease", true, OPT_LEASE },
+        { "watch", false, OPT_WATCH },
+        { "count", true, OPT_COUNT },
+};
+
+static void set_option(int id, const char *option, const char *value, void *userdata) {
+        struct options *o = userdata;
+
+        switch (id) {
+        case OPT_STORE: o->url = cli_text(option, value, 4096); break;
+        case OPT_RUNS: o->runs = (size_t) cli_number(option, value, 1, RUNS_MAX); break;
+        case OPT_LEASE: o->lease = cli_text(option, value, STORE_NAME_MAX); break;
+        case OPT_WATCH: o->watch = true; break;
+        case OPT_COUNT: o->count = (unsigned) cli_number(option, value, 1, COUNT_MAX); break;
         }
-        cli_no_operands(argc, argv);
-        if (!url)
+}
+
+int main(int argc, char **argv) {
+        struct options o = { .lease = "cluster", .runs = RUNS_DEFAULT };
+        struct store *s;
+        int r;
+
+        cli_parse(argc, argv, options, sizeof(options) / sizeof(options[0]), usage, set_option, &o);
+        if (!o.url)
                 cli_usage_error("--store is required");
-        if (count && !watch)
+        if (o.count && !o.watch)
                 cli_usage_error("--count needs --watch");
-        if (store_open_readonly(url, &s) < 0) {
+        if (store_open_readonly(o.url, &s) < 0) {
                 log_error("sdlive-jobs: %s", store_errmsg(NULL));
                 return 1;
         }
-        r = watch ? watch_runs(s, runs, lease, count) : show(s, runs, lease);
+        r = o.watch ? watch_runs(s, o.runs, o.lease, o.count) : show(s, o.runs, o.lease);
         store_close(s);
         return r;
 }

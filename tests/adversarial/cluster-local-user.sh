@@ -35,12 +35,9 @@ inspect() { "$bin" --store "$1" --inspect 2>/dev/null; }
 holder() { inspect "$1" | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
 generation() { inspect "$1" | sed -n 's/.* generation=\([0-9]*\).*/\1/p'; }
 holder_is() { [[ $(holder "$1") == "$2" ]]; }
-log_has() { grep -q -- "$2" "$work/$1.log"; }
-count() { grep -c -- "$2" "$work/$1.log" || true; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # start NAME URL ARGS...: a member in the background, its log NAME.log.
-declare -A pid_of
 start() {
   local name=$1 url=$2
   shift 2

@@ -13,6 +13,19 @@
 #   now_ms                  the wall clock in milliseconds
 #   wait_for MS WHAT CMD... runs CMD every 20 ms until it succeeds; after MS
 #                           milliseconds fails with "timed out: WHAT"
+#
+# For tests that run sdlive-cluster members ($bin) on one store ($url)
+# without systemd (also sourced by tests/cluster/cluster-pair.sh):
+#
+#   member_start NODE ARGS... starts member NODE (--lease LEASE_MS,
+#                           --election-poll POLL_MS, then ARGS), its output
+#                           appended to $work/NODE.log, its PID in
+#                           pid_of[NODE] and $pids
+#   inspect                 the store's state (--inspect)
+#   holder                  the lease's holder, nothing when it is free
+#   holder_is NODE          NODE holds the lease
+#   log_has NODE TEXT       NODE's log has TEXT
+#   count NODE TEXT         how many lines of NODE's log have TEXT
 
 pids=()
 ADV_LOGS=${ADV_LOGS:-*.log}
@@ -44,3 +57,18 @@ wait_for() {
     sleep 0.02
   done
 }
+
+declare -A pid_of
+member_start() {
+  local node=$1
+  shift
+  "$bin" --store "$url" --node "$node" --lease "${LEASE_MS}ms" --election-poll "${POLL_MS}ms" \
+    "$@" >>"$work/$node.log" 2>&1 &
+  pid_of[$node]=$!
+  pids+=($!)
+}
+inspect() { "$bin" --store "$url" --inspect 2>/dev/null; }
+holder() { inspect | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
+holder_is() { [[ $(holder) == "$1" ]]; }
+log_has() { grep -q -- "$2" "$work/$1.log"; }
+count() { grep -c -- "$2" "$work/$1.log" || true; }

@@ -14,8 +14,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 adv_begin pg-announce 755
 adv_on_exit() { bash "$pg_server" stop "$work/pg" >/dev/null 2>&1; }
 holder_is() { "$bin" --store "$url" --inspect 2>/dev/null | grep -q "^lease=cluster held=1 holder=$1 "; }
-log_has() { grep -q -- "$2" "$work/$1.log"; }
-count() { grep -c -- "$2" "$work/$1.log" || true; }
 
 mkdir -p "$work/pg"
 bash "$pg_server" start "$work/pg" >/dev/null

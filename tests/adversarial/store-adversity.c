@@ -59,6 +59,30 @@ static void remove_store(const char *db) {
         unlink(name);
 }
 
+/* A test store's database file and its URL. */
+struct store_path {
+        char db[512];
+        char url[600];
+};
+
+/* A new store dir/name (an old one and its side files removed first),
+ * opened, with the lease LEASE acquired for holder (its generation in
+ * *generation): the handle, or NULL when it cannot be opened (the failure
+ * counted). */
+static struct store *new_store_held_by(struct store_path *p, const char *dir, const char *name, const char *holder,
+                                       uint64_t *generation) {
+        struct store *s = NULL;
+
+        snprintf(p->db, sizeof p->db, "%s/%s", dir, name);
+        snprintf(p->url, sizeof p->url, "sqlite:%s", p->db);
+        remove_store(p->db);
+        CHECK(store_open(p->url, &s) == 0, "open: %s", store_errmsg(NULL));
+        if (s)
+                CHECK(store_lease_acquire(s, LEASE, holder, HOUR_USEC, generation) == 0, "acquire: %s",
+                      store_errmsg(s));
+        return s;
+}
+
 /* Entries of dir, sorted, one string. */
 static void list_dir(const char *dir, char *out, size_t size) {
         struct dirent **names;
@@ -75,28 +99,24 @@ static void list_dir(const char *dir, char *out, size_t size) {
 }
 
 static void identity(const char *dir) {
-        char db[512], url[600], id_a[STORE_ID_MAX + 1];
+        struct store_path p;
+        char id_a[STORE_ID_MAX + 1];
         struct store *a = NULL, *b = NULL, *c = NULL;
         struct store_fence fence = { .lease = LEASE, .holder = "node-a" };
         uint64_t gen_b = 0;
         int r;
 
-        snprintf(db, sizeof db, "%s/identity.db", dir);
-        snprintf(url, sizeof url, "sqlite:%s", db);
-        remove_store(db);
-        CHECK(store_open(url, &a) == 0, "open: %s", store_errmsg(NULL));
+        a = new_store_held_by(&p, dir, "identity.db", "node-a", &fence.generation);
         if (!a)
                 return;
-        CHECK(store_lease_acquire(a, LEASE, "node-a", HOUR_USEC, &fence.generation) == 0, "acquire: %s",
-              store_errmsg(a));
         snprintf(id_a, sizeof id_a, "%s", store_identity(a));
         fence.store_id = id_a;
         CHECK(strlen(id_a) == STORE_ID_MAX, "store identity \"%s\" is not %d hex digits", id_a, STORE_ID_MAX);
         store_close(a);
 
         /* Deleted, and created again by a member that starts afterwards. */
-        remove_store(db);
-        CHECK(store_open(url, &b) == 0, "open again: %s", store_errmsg(NULL));
+        remove_store(p.db);
+        CHECK(store_open(p.url, &b) == 0, "open again: %s", store_errmsg(NULL));
         if (!b)
                 return;
         CHECK(strcmp(store_identity(b), id_a) != 0, "a new store has the old identity %s", id_a);
@@ -106,7 +126,7 @@ static void identity(const char *dir) {
                (unsigned long long) fence.generation, store_identity(b), (unsigned long long) gen_b);
 
         /* The old term's fence, through a handle opened on the new store. */
-        CHECK(store_open(url, &c) == 0, "open a third handle: %s", store_errmsg(NULL));
+        CHECK(store_open(p.url, &c) == 0, "open a third handle: %s", store_errmsg(NULL));
         if (c) {
                 r = store_node_checkin(c, "node-1");
                 CHECK(r >= 0, "checkin: %s", store_errmsg(c));
@@ -122,7 +142,8 @@ static void identity(const char *dir) {
 }
 
 static void readonly(const char *dir) {
-        char db[512], url[600], missing[600], before[1024], after[1024];
+        struct store_path p;
+        char missing[600], before[1024], after[1024];
         struct store_lease_info info;
         struct store_log_summary sum;
         struct store *w = NULL, *ro = NULL;
@@ -131,19 +152,15 @@ static void readonly(const char *dir) {
         double t0, took;
         int r;
 
-        snprintf(db, sizeof db, "%s/readonly.db", dir);
-        snprintf(url, sizeof url, "sqlite:%s", db);
-        remove_store(db);
-        CHECK(store_open(url, &w) == 0, "open: %s", store_errmsg(NULL));
+        w = new_store_held_by(&p, dir, "readonly.db", "writer", &gen);
         if (!w)
                 return;
-        CHECK(store_lease_acquire(w, LEASE, "writer", HOUR_USEC, &gen) == 0, "acquire: %s", store_errmsg(w));
 
         /* A writer holds the write lock. */
-        CHECK(sqlite3_open(db, &raw) == SQLITE_OK && sqlite3_exec(raw, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK,
+        CHECK(sqlite3_open(p.db, &raw) == SQLITE_OK && sqlite3_exec(raw, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK,
               "cannot take the write lock: %s", raw ? sqlite3_errmsg(raw) : "no memory");
         t0 = now_ms();
-        r = store_open_readonly(url, &ro);
+        r = store_open_readonly(p.url, &ro);
         CHECK(r == 0, "inspection cannot open the store while a writer holds it: %s", store_errmsg(NULL));
         if (ro) {
                 r = store_lease_read(ro, LEASE, &info);
@@ -163,12 +180,12 @@ static void readonly(const char *dir) {
         store_close(w);
 
         /* Nothing created beside a store whose -wal and -shm are gone. */
-        snprintf(missing, sizeof missing, "%s-wal", db);
+        snprintf(missing, sizeof missing, "%s-wal", p.db);
         unlink(missing);
-        snprintf(missing, sizeof missing, "%s-shm", db);
+        snprintf(missing, sizeof missing, "%s-shm", p.db);
         unlink(missing);
         list_dir(dir, before, sizeof before);
-        r = store_open_readonly(url, &ro);
+        r = store_open_readonly(p.url, &ro);
         CHECK(r == 0, "inspection of a closed store: %s", store_errmsg(NULL));
         if (ro)
                 CHECK(store_lease_read(ro, LEASE, &info) == 0 && info.generation == gen, "read lease: %s",
@@ -192,20 +209,16 @@ static void readonly(const char *dir) {
 
 static void full(const char *dir) {
         struct store_fence fence = { .lease = LEASE, .holder = "leader" };
-        char db[512], url[600];
+        struct store_path p;
         struct store *s = NULL, *ro = NULL;
         struct store_lease_info info;
         uint64_t run;
         unsigned created = 0;
         int r = 0;
 
-        snprintf(db, sizeof db, "%s/full.db", dir);
-        snprintf(url, sizeof url, "sqlite:%s", db);
-        CHECK(store_open(url, &s) == 0, "open: %s", store_errmsg(NULL));
+        s = new_store_held_by(&p, dir, "full.db", "leader", &fence.generation);
         if (!s)
                 return;
-        CHECK(store_lease_acquire(s, LEASE, "leader", HOUR_USEC, &fence.generation) == 0, "acquire: %s",
-              store_errmsg(s));
         for (unsigned i = 0; i < 10000; i++) {
                 r = store_run_create(s, &fence, 2000, &run);
                 if (r < 0)
@@ -218,7 +231,7 @@ static void full(const char *dir) {
         CHECK(strstr(store_errmsg(s), "rollback") == NULL, "the message is rollback noise: %s", store_errmsg(s));
         CHECK(store_error_class(r) == STORE_UNAVAILABLE, "a full disk is not \"unavailable\"");
 
-        r = store_open_readonly(url, &ro);
+        r = store_open_readonly(p.url, &ro);
         CHECK(r == 0, "inspection of a full store: %s", store_errmsg(NULL));
         if (ro) {
                 r = store_lease_read(ro, LEASE, &info);

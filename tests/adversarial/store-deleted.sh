@@ -25,25 +25,12 @@ RENEW_MS=$((LEASE_MS / 3))
 # Detection waits for the next renewal; the margin is for a loaded machine.
 MARGIN_MS=700
 db=$work/cluster.db url=sqlite:$work/cluster.db
-inspect() { "$bin" --store "$url" --inspect 2>/dev/null; }
-holder() { inspect | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
 field() { inspect | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-holder_is() { [[ $(holder) == "$1" ]]; }
-count() { grep -c -- "$2" "$work/$1.log" || true; }
-log_has() { grep -q -- "$2" "$work/$1.log"; }
 # Elections won so far by node.
 wins() { count "$1" 'elected:'; }
 losses() { count "$1" 'lease lost'; }
 
-declare -A pid_of
-start() {
-  local node=$1
-  shift
-  "$bin" --store "$url" --node "$node" --lease "${LEASE_MS}ms" --election-poll "${POLL_MS}ms" \
-    --maintenance-interval 300ms --maintenance-rate 500 "$@" >>"$work/$node.log" 2>&1 &
-  pid_of[$node]=$!
-  pids+=($!)
-}
+start() { member_start "$1" --maintenance-interval 300ms --maintenance-rate 500 "${@:2}"; }
 
 # One leader at a time: a member's elections never outnumber the losses of
 # the others by more than one leader in all.

@@ -13,24 +13,11 @@
 set -euo pipefail
 
 backend=$1 bin=$2 pg=${3:-}
-work=$(mktemp -d /tmp/sdlive-cluster-pair.XXXXXX)
+# The adversarial tests' helpers: $work, clean-up, fail, wait_for, members.
+source "$(dirname "${BASH_SOURCE[0]}")/../adversarial/lib.sh"
+adv_begin cluster-pair
 LEASE_MS=2000 POLL_MS=200
-pids=()
-
-cleanup() {
-  local rc=$? pid
-  for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null || true; kill -KILL "$pid" 2>/dev/null || true; done
-  if ((rc != 0)); then
-    for f in "$work"/*.log; do echo "--- $f"; tail -n 20 "$f"; done
-  fi
-  [[ $backend == postgresql ]] && "$pg" stop "$work" >/dev/null 2>&1
-  rm -rf "$work"
-  exit "$rc"
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
+adv_on_exit() { [[ $backend != postgresql ]] || "$pg" stop "$work" >/dev/null 2>&1; }
 
 case $backend in
 sqlite) url=sqlite:$work/cluster.db ;;
@@ -40,8 +27,6 @@ postgresql)
 *) echo "usage: $0 sqlite|postgresql BINARY [PG_SCRIPT]" >&2; exit 2 ;;
 esac
 
-inspect() { "$bin" --store "$url" --inspect 2>/dev/null; }
-holder() { inspect | sed -n 's/^lease=cluster held=1 holder=\([^ ]*\).*/\1/p'; }
 overlaps() { inspect | sed -n 's/.* overlaps=\([0-9]*\)$/\1/p'; }
 # within <ms> <command...>: the command succeeds before the time is up.
 within() {
@@ -52,28 +37,8 @@ within() {
     sleep 0.02
   done
 }
-# wait_for <ms> <what> <command...>
-wait_for() {
-  local deadline=$(($(now_ms) + $1)) what=$2
-  shift 2
-  until "$@"; do
-    (($(now_ms) < deadline)) || fail "timed out after $((${deadline} - $(now_ms) + 0))ms: $what"
-    sleep 0.02
-  done
-}
-holder_is() { [[ $(holder) == "$1" ]]; }
 has_holder() { [[ -n $(holder) ]]; }
-log_has() { grep -q -- "$2" "$work/$1.log"; }
-
-declare -A pid_of
-start() {
-  local node=$1
-  shift
-  "$bin" --store "$url" --node "$node" --lease "${LEASE_MS}ms" --election-poll "${POLL_MS}ms" \
-    --maintenance-interval 500ms --maintenance-rate 200 "$@" >>"$work/$node.log" 2>&1 &
-  pid_of[$node]=$!
-  pids+=($!)
-}
+start() { member_start "$1" --maintenance-interval 500ms --maintenance-rate 200 "${@:2}"; }
 other() { [[ $1 == a ]] && echo b || echo a; }
 
 # 1. One leader.

@@ -38,6 +38,41 @@ struct store *temp_store_open(const struct temp_store *t) {
         return s;
 }
 
+void election_store_create(struct election_store *es, sdlive *d, uint64_t ttl_usec, uint64_t poll_usec) {
+        temp_store_create(&es->t);
+        es->other = temp_store_open(&es->t);
+        es->e = (struct election) {
+                .d = d,
+                .store = &es->s,
+                .store_url = es->t.url,
+                .lease_name = "cluster",
+                .holder = "a",
+                .ttl_usec = ttl_usec,
+                .poll_usec = poll_usec,
+        };
+}
+
+void election_store_remove(struct election_store *es) {
+        store_close(es->s);
+        store_close(es->other);
+        temp_store_remove(&es->t);
+}
+
+sdlive *test_handle_petting(uint64_t pet_usec, harness_clock *c) {
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+        sdlive *d = NULL;
+
+        harness_env_clear();
+        o.pet_interval_usec = pet_usec;
+        if (c) {
+                harness_clock_init(c, NULL);
+                assert_int_equal(harness_new_fake(&d, &o, c), 0);
+        } else {
+                assert_int_equal(sdlive_new(&d, &o), 0);
+        }
+        return d;
+}
+
 void test_sleep_usec(uint64_t usec) {
         struct timespec ts = { .tv_sec = (time_t) (usec / 1000000u),
                                .tv_nsec = (long) (usec % 1000000u) * 1000 };

@@ -28,11 +28,8 @@
 #define SETTLE (300 * MSEC)
 
 typedef struct fixture {
-        struct temp_store t;
-        struct store *s;          /* the standby's handle */
-        struct store *other;      /* the leader's */
         sdlive *d;
-        struct election e;
+        struct election_store es; /* other: the leader's handle */
         uint64_t b_generation;
         /* filled by the election thread */
         pthread_t thread;
@@ -42,24 +39,11 @@ typedef struct fixture {
 } fixture;
 
 static int setup(void **state) {
-        sdlive_options o = SDLIVE_OPTIONS_INIT;
         fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
-        harness_env_clear();
-        temp_store_create(&f->t);
-        f->other = temp_store_open(&f->t);
-        o.pet_interval_usec = 100 * MSEC;
-        assert_int_equal(sdlive_new(&f->d, &o), 0);
-        f->e = (struct election) {
-                .d = f->d,
-                .store = &f->s,
-                .store_url = f->t.url,
-                .lease_name = "cluster",
-                .holder = "a",
-                .ttl_usec = TTL,
-                .poll_usec = POLL,
-        };
+        f->d = test_handle_petting(100 * MSEC, NULL);
+        election_store_create(&f->es, f->d, TTL, POLL);
         *state = f;
         return 0;
 }
@@ -68,9 +52,7 @@ static int teardown(void **state) {
         fixture *f = *state;
 
         sdlive_free(f->d);
-        store_close(f->s);
-        store_close(f->other);
-        temp_store_remove(&f->t);
+        election_store_remove(&f->es);
         free(f);
         return 0;
 }
@@ -78,14 +60,14 @@ static int teardown(void **state) {
 static void *standby(void *userdata) {
         fixture *f = userdata;
 
-        f->result = election_run(&f->e, &f->won);
+        f->result = election_run(&f->es.e, &f->won);
         atomic_store(&f->won_at, monotonic_usec());
         return NULL;
 }
 
 /* b leads with ttl; a starts waiting and settles. */
 static void b_leads_a_waits(fixture *f, uint64_t ttl) {
-        assert_int_equal(store_lease_acquire(f->other, "cluster", "b", ttl, &f->b_generation), 0);
+        assert_int_equal(store_lease_acquire(f->es.other, "cluster", "b", ttl, &f->b_generation), 0);
         assert_int_equal(pthread_create(&f->thread, NULL, standby, f), 0);
         test_sleep_usec(SETTLE);
 }
@@ -108,7 +90,7 @@ static void announced_release_wakes_the_standby(void **state) {
 
         b_leads_a_waits(f, TTL);
         released = monotonic_usec();
-        assert_int_equal(store_lease_release(f->other, "cluster", "b", f->b_generation), 0);
+        assert_int_equal(store_lease_release(f->es.other, "cluster", "b", f->b_generation), 0);
         won = a_won_at(f, 2 * POLL);
         assert_true(won > 0);
         ms = (won - released) / MSEC;
@@ -127,7 +109,7 @@ static void lost_announcement_falls_back_to_the_poll(void **state) {
         sqlite3 *db;
 
         b_leads_a_waits(f, TTL);
-        assert_int_equal(sqlite3_open(f->t.path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_open(f->es.t.path, &db), SQLITE_OK);
         assert_int_equal(sqlite3_busy_timeout(db, 1000), SQLITE_OK);
         released = monotonic_usec();
         assert_int_equal(sqlite3_exec(db, "UPDATE leases SET holder = '', expires = 0", NULL, NULL, NULL),
@@ -150,14 +132,14 @@ static void expiring_lease_is_taken_when_it_expires(void **state) {
         fixture *f = *state;
         uint64_t acquired = monotonic_usec(), won, ms;
 
-        f->e.poll_usec = 10 * POLL;
+        f->es.e.poll_usec = 10 * POLL;
         b_leads_a_waits(f, 2 * SETTLE);
         won = a_won_at(f, 3 * SDLIVE_USEC_PER_SEC);
         assert_true(won > 0);
         ms = (won - acquired) / MSEC;
         print_message("lease of %llu ms left to expire -> a leads after %llu ms (poll %llu ms)\n",
                       (unsigned long long) (2 * SETTLE / MSEC), (unsigned long long) ms,
-                      (unsigned long long) (f->e.poll_usec / MSEC));
+                      (unsigned long long) (f->es.e.poll_usec / MSEC));
         assert_true(ms >= 2 * SETTLE / MSEC);
         assert_true(ms <= 2 * SETTLE / MSEC + 1000);
 }
@@ -172,7 +154,7 @@ static void spurious_announcements_take_nothing(void **state) {
         unsigned touches = 0;
 
         b_leads_a_waits(f, TTL);
-        snprintf(path, sizeof(path), "%s-released", f->t.path);
+        snprintf(path, sizeof(path), "%s-released", f->es.t.path);
         until = monotonic_usec() + 500 * MSEC;
         while (monotonic_usec() < until) {
                 FILE *fp = fopen(path, "w");

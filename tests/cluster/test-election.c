@@ -24,13 +24,10 @@
 #define TTL (3 * SDLIVE_USEC_PER_SEC)
 
 typedef struct fixture {
-        struct temp_store t;
-        struct store *s;          /* the election's handle */
-        struct store *other;      /* another member's */
         harness_clock c;
         sdlive *d;
         sdlive_progress *p;
-        struct election e;
+        struct election_store es;
         char spin_file[128];
         /* what the watcher thread saw */
         uint64_t watch_until;     /* fake time at which it stops the loop */
@@ -39,29 +36,15 @@ typedef struct fixture {
 } fixture;
 
 static int setup(void **state) {
-        sdlive_options o = SDLIVE_OPTIONS_INIT;
         fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
-        harness_env_clear();
-        temp_store_create(&f->t);
-        f->other = temp_store_open(&f->t);
-        harness_clock_init(&f->c, NULL);
-        o.pet_interval_usec = 100 * MSEC;
-        assert_int_equal(harness_new_fake(&f->d, &o, &f->c), 0);
+        f->d = test_handle_petting(100 * MSEC, &f->c);
         assert_int_equal(sdlive_progress_register(f->d, "election", 3 * POLL, &f->p), 0);
-        snprintf(f->spin_file, sizeof(f->spin_file), "%s/spin", f->t.dir);
-        f->e = (struct election) {
-                .d = f->d,
-                .store = &f->s,
-                .store_url = f->t.url,
-                .lease_name = "cluster",
-                .holder = "a",
-                .ttl_usec = TTL,
-                .poll_usec = POLL,
-                .progress = f->p,
-                .spin_file = f->spin_file,
-        };
+        election_store_create(&f->es, f->d, TTL, POLL);
+        snprintf(f->spin_file, sizeof(f->spin_file), "%s/spin", f->es.t.dir);
+        f->es.e.progress = f->p;
+        f->es.e.spin_file = f->spin_file;
         *state = f;
         return 0;
 }
@@ -71,10 +54,8 @@ static int teardown(void **state) {
 
         sdlive_progress_unregister(f->p);
         sdlive_free(f->d);
-        store_close(f->s);
-        store_close(f->other);
         unlink(f->spin_file);
-        temp_store_remove(&f->t);
+        election_store_remove(&f->es);
         free(f);
         return 0;
 }
@@ -106,7 +87,7 @@ static int run_watched(fixture *f, uint64_t fake_span) {
 
         f->watch_until = harness_clock_get(&f->c) + fake_span;
         assert_int_equal(pthread_create(&thread, NULL, watcher, f), 0);
-        r = election_run(&f->e, &won);
+        r = election_run(&f->es.e, &won);
         pthread_join(thread, NULL);
         return r;
 }
@@ -116,9 +97,9 @@ static void free_lease_is_won(void **state) {
         struct election_result won;
         struct store_lease_info info;
 
-        assert_int_equal(election_run(&f->e, &won), 1);
+        assert_int_equal(election_run(&f->es.e, &won), 1);
         assert_true(won.generation > 0);
-        assert_int_equal(store_lease_read(f->other, "cluster", &info), 0);
+        assert_int_equal(store_lease_read(f->es.other, "cluster", &info), 0);
         assert_true(info.held);
         assert_string_equal(info.holder, "a");
         assert_int_equal(info.generation, won.generation);
@@ -128,7 +109,7 @@ static void waiting_on_a_held_lease_is_progress(void **state) {
         fixture *f = *state;
         uint64_t generation;
 
-        assert_int_equal(store_lease_acquire(f->other, "cluster", "b", 3600 * SDLIVE_USEC_PER_SEC,
+        assert_int_equal(store_lease_acquire(f->es.other, "cluster", "b", 3600 * SDLIVE_USEC_PER_SEC,
                                              &generation), 0);
         assert_int_equal(run_watched(f, 40 * POLL), 0);
         assert_int_equal(f->stalled_at, 0);
@@ -153,7 +134,7 @@ static void spinning_election_loop_is_a_stall(void **state) {
          * time runs as fast as the loop spins). */
         assert_true(f->stalled_at - started > 3 * POLL);
         /* The lease was free all along, and never taken. */
-        assert_int_equal(store_lease_read(f->other, "cluster", &info), 0);
+        assert_int_equal(store_lease_read(f->es.other, "cluster", &info), 0);
         assert_false(info.held);
 }
 
@@ -161,11 +142,11 @@ static void uncreatable_store_fails_the_election(void **state) {
         fixture *f = *state;
         struct election_result won;
 
-        f->e.store_url = "sqlite:/nonexistent-dir/for/sure/cluster.db";
+        f->es.e.store_url = "sqlite:/nonexistent-dir/for/sure/cluster.db";
         /* Cannot be created: a fatal store error, reported, not retried as
          * "held by another". */
-        assert_true(election_run(&f->e, &won) < 0);
-        assert_null(f->s);
+        assert_true(election_run(&f->es.e, &won) < 0);
+        assert_null(f->es.s);
 }
 
 int main(void) {

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "cluster-test-util.h"
 #include "harness.h"
 #include "health_gate.h"
 
@@ -27,14 +28,10 @@ typedef struct fixture {
 } fixture;
 
 static int setup(void **state) {
-        sdlive_options o = SDLIVE_OPTIONS_INIT;
         fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
-        harness_env_clear();
-        harness_clock_init(&f->c, NULL);
-        o.pet_interval_usec = PET;
-        assert_int_equal(harness_new_fake(&f->d, &o, &f->c), 0);
+        f->d = test_handle_petting(PET, &f->c);
         health_gate_init(&f->g, STALE, 2);
         *state = f;
         return 0;

@@ -158,15 +158,11 @@ static void late_refresher_gives_up_at_deadline(void **state) {
  * nothing is renewed or released any more, and b's lease stays b's. */
 static void closed_gate_releases_once(void **state) {
         fixture *f = *state;
-        sdlive_options o = SDLIVE_OPTIONS_INIT;
         struct store_fence fence = { .lease = "cluster", .holder = "a" };
         struct store_lease_info info;
         uint64_t started, ms, b, refreshes;
-        sdlive *d;
+        sdlive *d = test_handle_petting(20 * MSEC, NULL);
 
-        harness_env_clear();
-        o.pet_interval_usec = 20 * MSEC;
-        assert_int_equal(sdlive_new(&d, &o), 0);
         f->c.ttl_usec = 10 * TTL;               /* 6 s: the gate must beat it */
         f->c.health_stale_usec = 150 * MSEC;
         f->c.d = d;

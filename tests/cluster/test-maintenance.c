@@ -35,7 +35,6 @@ static bool lost_after(void *userdata) {
 }
 
 static int setup(void **state) {
-        sdlive_options o = SDLIVE_OPTIONS_INIT;
         fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
@@ -44,8 +43,7 @@ static int setup(void **state) {
         assert_int_equal(store_seed_inventory(f->s, BLOBS, ARTIFACT_ROWS, NODES), 0);
         assert_int_equal(store_lease_acquire(f->s, "cluster", "a", TTL, &f->generation), 0);
         f->fence = (struct store_fence) { .lease = "cluster", .holder = "a", .generation = f->generation };
-        o.pet_interval_usec = 10 * SDLIVE_USEC_PER_MSEC;
-        assert_int_equal(sdlive_new(&f->d, &o), 0);
+        f->d = test_handle_petting(10 * SDLIVE_USEC_PER_MSEC, NULL);
         f->lose_after = UINT64_MAX;
         *state = f;
         return 0;

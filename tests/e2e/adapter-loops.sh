@@ -112,6 +112,18 @@ wait_kills() {
   done
 }
 
+# inject <fault file function> <unit...>: creates each unit's fault file
+# (the function names it) and notes when, in started[unit].
+inject() {
+  local file_of=$1 unit
+  shift
+  for unit in "$@"; do
+    fault[$unit]=$("$file_of" "$unit")
+    touch -- "${fault[$unit]}"
+    started[$unit]=$(harness_now_us)
+  done
+}
+
 # expect_watchdog_kill <unit> <n> <min ms> <max ms> <what>
 expect_watchdog_kill() {
   local unit=$1 n=$2 min=$3 max=$4 death
@@ -123,11 +135,7 @@ expect_watchdog_kill() {
 }
 
 # --- 2: wedged event loop --------------------------------------------------
-for unit in "${units[@]}"; do
-  fault[$unit]=$(harness_wedge_file "$unit")
-  touch -- "${fault[$unit]}"
-  started[$unit]=$(harness_now_us)
-done
+inject harness_wedge_file "${units[@]}"
 harness_log "wedged the event loops of ${units[*]}"
 wait_kills 1 "${units[@]}"
 declare -A wedge_kill_ms=() wedge_ready_ms=()
@@ -147,11 +155,7 @@ for adapter in "${with_worker[@]}"; do
 done
 declare -A hang_kill_ms=() hang_ready_ms=() stall_status=()
 if ((${#workers[@]})); then
-  for unit in "${workers[@]}"; do
-    fault[$unit]=$(harness_hang_executor_file "$unit")
-    touch -- "${fault[$unit]}"
-    started[$unit]=$(harness_now_us)
-  done
+  inject harness_hang_executor_file "${workers[@]}"
   harness_log "hung the worker threads of ${workers[*]}"
   for unit in "${workers[@]}"; do
     harness_wait 10 "$unit: STATUS= naming the stalled worker" \

@@ -57,14 +57,11 @@ SLACK_MS=500
 
 store_lines=""
 if [[ $backend == postgresql ]]; then
-  pg=$(dirname -- "${BASH_SOURCE[0]}")/../store/pg-server.sh
-  trap 'rc=$?; bash "$pg" stop "$HARNESS_RUN" >/dev/null 2>&1; (exit $rc); harness_teardown' EXIT
-  bash "$pg" start "$HARNESS_RUN" >/dev/null || harness_fail "cannot start PostgreSQL"
-  url=$(bash "$pg" url "$HARNESS_RUN")
-  pgdir=$(sed -n 's/^postgresql:host=\([^ ]*\) .*/\1/p' <<<"$url")
+  harness_pg_start
+  url=$HARNESS_PG_URL
   # The server's socket lives under /tmp, which PrivateTmp= hides.
   store_lines="Environment=\"SDLIVE_STORE=$url\"
-BindReadOnlyPaths=$pgdir"
+BindReadOnlyPaths=$HARNESS_PG_SOCKET_DIR"
 else
   url=sqlite:$(harness_state_dir cluster)/cluster.db
 fi
@@ -84,9 +81,7 @@ fi
 # The shipped unit as installed: drop the harness's scaling (WatchdogSec=,
 # RestartSec=, scaled arguments), keep its output files, death record and
 # wedge file; add only the store.
-harness_dropin "$TEMPLATE" 10-e2e "StandardOutput=append:$HARNESS_LOG_DIR/%n.log
-StandardError=append:$HARNESS_LOG_DIR/%n.log
-ExecStopPost=+/bin/sh -c 'echo \"\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS\" >> $HARNESS_LOG_DIR/deaths/%n'
+harness_dropin "$TEMPLATE" 10-e2e "$(harness_record_lines)
 Environment=SDLIVE_WEDGE_FILE=$HARNESS_WEDGE_DIR/%n"
 rm -f -- "$HARNESS_UNIT_HOME/$TEMPLATE.d/20-args.conf"
 [[ -z $store_lines ]] || harness_dropin "$TEMPLATE" 30-store "$store_lines"

@@ -28,11 +28,9 @@ bin=$(harness_binary cluster)
 pg_lines=""
 
 if [[ $backend == postgresql ]]; then
-  pg=$(dirname -- "${BASH_SOURCE[0]}")/../store/pg-server.sh
-  trap 'rc=$?; bash "$pg" stop "$HARNESS_RUN" >/dev/null 2>&1; (exit $rc); harness_teardown' EXIT
-  bash "$pg" start "$HARNESS_RUN" >/dev/null || harness_fail "cannot start PostgreSQL"
-  url=$(bash "$pg" url "$HARNESS_RUN")
-  pg_lines="BindReadOnlyPaths=$(sed -n 's/^postgresql:host=\([^ ]*\) .*/\1/p' <<<"$url")"
+  harness_pg_start
+  url=$HARNESS_PG_URL
+  pg_lines="BindReadOnlyPaths=$HARNESS_PG_SOCKET_DIR"
 else
   url=sqlite:$(harness_state_dir cluster)/cluster.db
 fi

@@ -1,74 +1,40 @@
 # The cluster daemon's end-to-end scenarios (cluster-failover.sh), once per
 # store. Included from tests/e2e/CMakeLists.txt.
-foreach(backend sqlite postgresql)
-  if(backend STREQUAL "postgresql" AND NOT SDLIVE_STORE_HAVE_POSTGRES)
-    continue()
-  endif()
-  add_test(NAME e2e.cluster-failover-${backend}
-    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-failover.sh ${backend})
-  set_tests_properties(e2e.cluster-failover-${backend} PROPERTIES
-    LABELS "e2e;cluster"
-    RUN_SERIAL TRUE
-    TIMEOUT 180
-    SKIP_RETURN_CODE 77
-    ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-failover-${backend}")
+set(cluster_e2e_stores sqlite)
+if(SDLIVE_STORE_HAVE_POSTGRES)
+  list(APPEND cluster_e2e_stores postgresql)
+endif()
+
+foreach(backend IN LISTS cluster_e2e_stores)
+  sdlive_e2e_test(e2e.cluster-failover-${backend} "e2e;cluster" 180 cluster-failover-${backend}
+    ${CMAKE_CURRENT_LIST_DIR}/cluster-failover.sh ${backend})
 endforeach()
 
 # One leader's maintenance pass over 100,000 inventory items at
 # WatchdogSec=1s: pets per item, never killed.
-add_test(NAME e2e.cluster-large-pass
-  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-large-pass.sh)
-set_tests_properties(e2e.cluster-large-pass PROPERTIES
-  LABELS "e2e;cluster"
-  RUN_SERIAL TRUE
-  TIMEOUT 120
-  SKIP_RETURN_CODE 77
-  ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-large-pass")
+sdlive_e2e_test(e2e.cluster-large-pass "e2e;cluster" 120 cluster-large-pass
+  ${CMAKE_CURRENT_LIST_DIR}/cluster-large-pass.sh)
 
 # Failover at the shipped defaults (no scaling: ~1 min per store), in its
 # own label: ctest -L e2e-defaults. Note that -L e2e matches it too.
-foreach(backend sqlite postgresql)
-  if(backend STREQUAL "postgresql" AND NOT SDLIVE_STORE_HAVE_POSTGRES)
-    continue()
-  endif()
-  add_test(NAME e2e-defaults.cluster-${backend}
-    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-defaults.sh ${backend})
-  set_tests_properties(e2e-defaults.cluster-${backend} PROPERTIES
-    LABELS "e2e-defaults;cluster"
-    RUN_SERIAL TRUE
-    TIMEOUT 300
-    SKIP_RETURN_CODE 77
-    ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-defaults-${backend}")
+foreach(backend IN LISTS cluster_e2e_stores)
+  sdlive_e2e_test(e2e-defaults.cluster-${backend} "e2e-defaults;cluster" 300 cluster-defaults-${backend}
+    ${CMAKE_CURRENT_LIST_DIR}/cluster-defaults.sh ${backend})
 endforeach()
 
 # Randomized failures of the leader against three members, scaled times
 # (about a minute each): label e2e-random, run by the e2e-defaults stage.
-foreach(backend sqlite postgresql)
-  if(backend STREQUAL "postgresql" AND NOT SDLIVE_STORE_HAVE_POSTGRES)
-    continue()
-  endif()
-  add_test(NAME e2e.cluster-random-${backend}
-    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-random.sh ${backend})
-  set_tests_properties(e2e.cluster-random-${backend} PROPERTIES
-    LABELS "e2e-random;cluster"
-    RUN_SERIAL TRUE
-    TIMEOUT 240
-    SKIP_RETURN_CODE 77
-    ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-random-${backend}")
+foreach(backend IN LISTS cluster_e2e_stores)
+  sdlive_e2e_test(e2e.cluster-random-${backend} "e2e-random;cluster" 240 cluster-random-${backend}
+    ${CMAKE_CURRENT_LIST_DIR}/cluster-random.sh ${backend})
 endforeach()
 
 # The lease in etcd (a three-member cluster on loopback, ports 23880-23885),
 # the work in SQLite fenced by token: the failover table at the shipped
 # defaults plus etcd's own faults (about 4 min): ctest -L e2e-etcd.
 if(TARGET sdlive-example-etcd)
-  add_test(NAME e2e-etcd.cluster-defaults
-    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cluster-defaults.sh etcd)
-  set_tests_properties(e2e-etcd.cluster-defaults PROPERTIES
-    LABELS "e2e-etcd;cluster"
-    RUN_SERIAL TRUE
-    TIMEOUT 600
-    SKIP_RETURN_CODE 77
-    ENVIRONMENT "SDLIVE_BUILD_DIR=${CMAKE_BINARY_DIR};SDLIVE_E2E_LOG_DIR=${CMAKE_CURRENT_BINARY_DIR}/logs/cluster-defaults-etcd")
+  sdlive_e2e_test(e2e-etcd.cluster-defaults "e2e-etcd;cluster" 600 cluster-defaults-etcd
+    ${CMAKE_CURRENT_LIST_DIR}/cluster-defaults.sh etcd)
 endif()
 
 # The same, times scaled (WatchdogSec=1s, lease 3s), in a network namespace

@@ -23,9 +23,7 @@ NotifyAccess=all
 WatchdogSec=1s
 Restart=no
 ExecStart=$bin $*
-StandardOutput=append:$HARNESS_LOG_DIR/$unit.log
-StandardError=append:$HARNESS_LOG_DIR/$unit.log
-ExecStopPost=+/bin/sh -c 'echo "\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS" >> $HARNESS_LOG_DIR/deaths/$unit'
+$(harness_record_lines)
 UNIT
   harness_reload
 }

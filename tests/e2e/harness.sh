@@ -169,6 +169,38 @@ harness_armed() {
   grep -q '^WatchdogSec=' "$HARNESS_STAGE$HARNESS_UNIT_DIR/$file"
 }
 
+# harness_petting_units <array>: sets the array to the shipped units of the
+# daemons that pet (worker, cleaner, cluster); a daemon this build did not
+# ship is logged and passed over. Fails the test when one is shipped without
+# WatchdogSec=, or when none is shipped.
+harness_petting_units() {
+  local -n petting_units=$1
+  local daemon unit
+  petting_units=()
+  for daemon in worker cleaner cluster; do
+    unit=$(harness_unit_of "$daemon")
+    [[ -n $unit ]] || { harness_log "$daemon: not in this build, not checked"; continue; }
+    harness_armed "$unit" || harness_fail "$unit: shipped without WatchdogSec=, yet it pets"
+    petting_units+=("$unit")
+  done
+  ((${#petting_units[@]})) || harness_fail "no armed unit was shipped"
+}
+
+# harness_pg_start: starts a private PostgreSQL server for this run
+# (tests/store/pg-server.sh, its state in $HARNESS_RUN), stopped on exit
+# before the teardown (the EXIT trap is replaced: a scenario that sets its
+# own must stop it itself). Sets HARNESS_PG_URL to its store URL and
+# HARNESS_PG_SOCKET_DIR to its socket's directory, which lives under /tmp
+# where PrivateTmp= hides it: a unit that connects binds it
+# (BindReadOnlyPaths=).
+harness_pg_start() {
+  HARNESS_PG=$(dirname -- "${BASH_SOURCE[0]}")/../store/pg-server.sh
+  trap 'rc=$?; bash "$HARNESS_PG" stop "$HARNESS_RUN" >/dev/null 2>&1; (exit $rc); harness_teardown' EXIT
+  bash "$HARNESS_PG" start "$HARNESS_RUN" >/dev/null || harness_fail "cannot start PostgreSQL"
+  HARNESS_PG_URL=$(bash "$HARNESS_PG" url "$HARNESS_RUN")
+  HARNESS_PG_SOCKET_DIR=$(sed -n 's/^postgresql:host=\([^ ]*\) .*/\1/p' <<<"$HARNESS_PG_URL")
+}
+
 # harness_binary <daemon>: the installed executable (for runs outside systemd).
 harness_binary() { echo "$HARNESS_PREFIX/bin/sdlive-$1"; }
 
@@ -263,6 +295,17 @@ harness_unix_request() {
 # for a DynamicUser= unit (user manager: under $XDG_CONFIG_HOME).
 harness_state_dir() { echo "$XDG_CONFIG_HOME/private/sdlive-$1"; }
 
+# harness_record_lines: the [Service] lines that keep a unit's output in
+# <log>/<unit>.log and record each of its deaths ("result code status", one
+# line each) in <log>/deaths/<unit>, which harness_deaths reads.
+harness_record_lines() {
+  cat <<LINES
+StandardOutput=append:$HARNESS_LOG_DIR/%n.log
+StandardError=append:$HARNESS_LOG_DIR/%n.log
+ExecStopPost=+/bin/sh -c 'echo "\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS" >> $HARNESS_LOG_DIR/deaths/%n'
+LINES
+}
+
 # Copies the shipped units and gives each the test drop-in: output to
 # <log>/<unit>.log, a death record, the fault-injection files,
 # RestartSec=500ms and, only where the shipped unit arms it,
@@ -273,9 +316,7 @@ harness_units_install() {
   mkdir -p -- "$HARNESS_UNIT_HOME"
   for unit in $(harness_units); do
     cp -- "$HARNESS_STAGE$HARNESS_UNIT_DIR/$unit" "$HARNESS_UNIT_HOME/$unit"
-    lines="StandardOutput=append:$HARNESS_LOG_DIR/%n.log
-StandardError=append:$HARNESS_LOG_DIR/%n.log
-ExecStopPost=+/bin/sh -c 'echo \"\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS\" >> $HARNESS_LOG_DIR/deaths/%n'
+    lines="$(harness_record_lines)
 Environment=SDLIVE_WEDGE_FILE=$HARNESS_WEDGE_DIR/%n
 Environment=SDLIVE_HANG_EXECUTOR_FILE=$HARNESS_WEDGE_DIR/%n.executor
 RestartSec=500ms"

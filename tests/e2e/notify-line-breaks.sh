@@ -56,9 +56,7 @@ Type=notify
 NotifyAccess=main
 TimeoutStartSec=30s
 ExecStart=$bin $go
-StandardOutput=append:$log
-StandardError=append:$log
-ExecStopPost=+/bin/sh -c 'echo "\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS" >> $HARNESS_LOG_DIR/deaths/$unit'
+$(harness_record_lines)
 UNIT
 harness_reload
 

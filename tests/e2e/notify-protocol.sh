@@ -25,9 +25,7 @@ FileDescriptorStoreMax=4
 Restart=on-failure
 RestartSec=200ms
 ExecStart=$bin $mode
-StandardOutput=append:$log
-StandardError=append:$log
-ExecStopPost=+/bin/sh -c 'echo "\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS" >> $HARNESS_LOG_DIR/deaths/$unit'
+$(harness_record_lines)
 UNIT
 harness_reload
 

@@ -101,9 +101,7 @@ Restart=no
 Environment=PYTHONPATH=$stage SDLIVE_LIBRARY=$stage/libsdlive.so.0 PYTHONDONTWRITEBYTECODE=1
 Environment=SDLIVE_WEDGE_FILE=$HARNESS_WEDGE_DIR/$1
 ExecStart=$python $stage/e2e-daemon.py $3
-StandardOutput=append:$HARNESS_LOG_DIR/$1.log
-StandardError=append:$HARNESS_LOG_DIR/$1.log
-ExecStopPost=+/bin/sh -c 'echo "\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS" >> $HARNESS_LOG_DIR/deaths/$1'
+$(harness_record_lines)
 UNIT
 }
 

@@ -7,14 +7,7 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
 harness_start "$@"
 harness_units_install
 
-units=()
-for daemon in worker cleaner cluster; do
-  unit=$(harness_unit_of "$daemon")
-  [[ -n $unit ]] || { harness_log "$daemon: not in this build, not checked"; continue; }
-  harness_armed "$unit" || harness_fail "$unit: shipped without WatchdogSec="
-  units+=("$unit")
-done
-((${#units[@]})) || harness_fail "no armed unit was shipped"
+harness_petting_units units
 
 harness_start_units "${units[@]}"
 harness_watch_healthy 1 0 "${units[@]}"

@@ -231,6 +231,10 @@ static void expect_reject(uint8_t version, uint8_t type, uint32_t len, const uin
         frame_decoder_free(dec);
 }
 
+/* expect_reject() of a whole payload: its size in the header, every byte fed. */
+#define expect_reject_payload(type, payload, code, reason_part) \
+        expect_reject(FRAME_VERSION, (type), sizeof(payload), (payload), sizeof(payload), (code), (reason_part))
+
 static void test_oversized_rejected_before_allocation(void **state) {
         frame_decoder *dec = new_decoder();
 
@@ -348,29 +352,19 @@ static void test_malformed_payloads(void **state) {
                                                    0, 0, 0, 1, TOKEN, 0, 0, 0, 0, 0, 2, 'o', 'k', '!' };
         static const uint8_t hb5[] = { 1, 2, 3, 4, 5 };
 
-        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(past_end), past_end, sizeof(past_end),
-                      FRAME_EMALFORMED, "past end");
-        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(empty_id), empty_id, sizeof(empty_id),
-                      FRAME_EMALFORMED, "empty");
-        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(nul_id), nul_id, sizeof(nul_id),
-                      FRAME_EMALFORMED, "0x00");
-        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(newline_id), newline_id, sizeof(newline_id),
-                      FRAME_EMALFORMED, "0x0a");
-        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(del_id), del_id, sizeof(del_id),
-                      FRAME_EMALFORMED, "0x7f");
-        expect_reject(FRAME_VERSION, FRAME_HELLO, sizeof(long_id), long_id, sizeof(long_id),
-                      FRAME_EMALFORMED, "256 exceeds");
+        expect_reject_payload(FRAME_HELLO, past_end, FRAME_EMALFORMED, "past end");
+        expect_reject_payload(FRAME_HELLO, empty_id, FRAME_EMALFORMED, "empty");
+        expect_reject_payload(FRAME_HELLO, nul_id, FRAME_EMALFORMED, "0x00");
+        expect_reject_payload(FRAME_HELLO, newline_id, FRAME_EMALFORMED, "0x0a");
+        expect_reject_payload(FRAME_HELLO, del_id, FRAME_EMALFORMED, "0x7f");
+        expect_reject_payload(FRAME_HELLO, long_id, FRAME_EMALFORMED, "256 exceeds");
         expect_reject(FRAME_VERSION, FRAME_HELLO, 3, past_end, 3, FRAME_EMALFORMED, "below");
-        expect_reject(FRAME_VERSION, FRAME_ASSIGN, sizeof(assign_past), assign_past, sizeof(assign_past),
-                      FRAME_EMALFORMED, "past end");
+        expect_reject_payload(FRAME_ASSIGN, assign_past, FRAME_EMALFORMED, "past end");
         expect_reject(FRAME_VERSION, FRAME_ASSIGN, 10, assign_past, 10, FRAME_EMALFORMED, "below");
-        expect_reject(FRAME_VERSION, FRAME_ASSIGN, sizeof(assign_trailing), assign_trailing,
-                      sizeof(assign_trailing), FRAME_ETRAILING, "1 trailing");
-        expect_reject(FRAME_VERSION, FRAME_RESULT, sizeof(result_trailing), result_trailing,
-                      sizeof(result_trailing), FRAME_ETRAILING, "1 trailing");
+        expect_reject_payload(FRAME_ASSIGN, assign_trailing, FRAME_ETRAILING, "1 trailing");
+        expect_reject_payload(FRAME_RESULT, result_trailing, FRAME_ETRAILING, "1 trailing");
         expect_reject(FRAME_VERSION, FRAME_RESULT, 41, result_trailing, 41, FRAME_EMALFORMED, "below");
-        expect_reject(FRAME_VERSION, FRAME_HEARTBEAT, sizeof(hb5), hb5, sizeof(hb5), FRAME_EMALFORMED,
-                      "0 or 8");
+        expect_reject_payload(FRAME_HEARTBEAT, hb5, FRAME_EMALFORMED, "0 or 8");
 }
 
 static void test_errors_are_sticky(void **state) {

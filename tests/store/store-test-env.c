@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 #include <sqlite3.h>
+
+#include "pg-server-url.h"
 #if SDLIVE_STORE_HAVE_POSTGRES
 #include <libpq-fe.h>
 #endif
@@ -20,22 +22,6 @@
 struct test_env test_env;
 
 static char db_path[300];
-
-static int pg_url_from_script(void) {
-        char cmd[1024];
-        FILE *f;
-        bool ok;
-
-        snprintf(cmd, sizeof cmd, "'%s' url '%s'", test_env.pg_script, test_env.pg_state);
-        f = popen(cmd, "r");
-        if (!f)
-                return -errno;
-        ok = fgets(test_env.url, sizeof test_env.url, f) != NULL;
-        if (pclose(f) != 0 || !ok)
-                return -EIO;
-        test_env.url[strcspn(test_env.url, "\n")] = '\0';
-        return 0;
-}
 
 int test_env_init(int argc, char **argv) {
         if (argc >= 2 && strcmp(argv[1], "sqlite") == 0) {
@@ -52,7 +38,7 @@ int test_env_init(int argc, char **argv) {
                 test_env.backend = TEST_POSTGRES;
                 test_env.pg_script = argv[2];
                 test_env.pg_state = argv[3];
-                return pg_url_from_script();
+                return pg_server_url(test_env.pg_script, test_env.pg_state, test_env.url, sizeof test_env.url);
 #else
                 return -EPROTONOSUPPORT;
 #endif

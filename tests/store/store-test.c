@@ -40,9 +40,13 @@ uint64_t acquire_ok(struct store *st, const char *name, const char *holder, uint
         return gen;
 }
 
-struct store_fence lead(const char *holder) {
+struct store_fence lead_for(const char *holder, uint64_t ttl) {
         struct store_fence f = { .lease = "cluster", .holder = holder };
 
-        f.generation = acquire_ok(s, "cluster", holder, 60 * SEC);
+        f.generation = acquire_ok(s, "cluster", holder, ttl);
         return f;
+}
+
+struct store_fence lead(const char *holder) {
+        return lead_for(holder, 60 * SEC);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by the store contract's test groups (one program, test-store):
- * the handle each test opens on the backend under test, and helpers. */
+/* Shared by the store contract's test groups (test-store) and the job
+ * path's guards (test-store-guards): the handle each test opens on the
+ * backend under test, and helpers. */
 #ifndef SDLIVE_STORE_TEST_H
 #define SDLIVE_STORE_TEST_H
 
@@ -17,13 +18,18 @@ extern struct store *s;
 int setup(void **state);
 int teardown(void **state);
 
+/* A test case on that handle. */
+#define STORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
 /* A second handle on the same store; fails the test if it cannot open. */
 struct store *open_other(void);
 
 /* Acquires name for holder; fails the test unless it got a generation. */
 uint64_t acquire_ok(struct store *st, const char *name, const char *holder, uint64_t ttl);
 
-/* Takes the "leader" lease for holder on s; returns its fence. */
+/* Takes the "cluster" lease for holder on s for ttl; returns its fence. */
+struct store_fence lead_for(const char *holder, uint64_t ttl);
+/* lead_for(holder, 60 s). */
 struct store_fence lead(const char *holder);
 
 /* Inventory and jobs (test-store-records.c). */

@@ -9,7 +9,7 @@
  * test-store-guards sqlite, test-store-guards postgresql PG_SERVER_SH
  * STATE_DIR. */
 
-#include "store-test-env.h"
+#include "store-test.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,31 +22,6 @@
 #include <time.h>
 
 #include <cmocka.h>
-
-#define SEC UINT64_C(1000000)
-#define MSEC UINT64_C(1000)
-
-static struct store *s;
-
-static int setup(void **state) {
-        test_env_reset();
-        if (store_open(test_env.url, &s) < 0)
-                fail_msg("store_open(%s): %s", test_env.url, store_errmsg(NULL));
-        return 0;
-}
-
-static int teardown(void **state) {
-        s = store_close(s);
-        return 0;
-}
-
-static struct store_fence lead(const char *holder, uint64_t ttl) {
-        struct store_fence f = { .lease = "cluster", .holder = holder };
-
-        if (store_lease_acquire(s, "cluster", holder, ttl, &f.generation) < 0)
-                fail_msg("acquire: %s", store_errmsg(s));
-        return f;
-}
 
 static struct store_result result_of(const struct store_claim *c, int64_t outcome) {
         struct store_result x = { .run = c->run, .job = c->job, .attempt = c->attempt, .outcome = outcome };
@@ -83,10 +58,24 @@ static uint32_t done_count(uint64_t run) {
         return info.done_count;
 }
 
+/* x sent in one batch with a claim of one job for "w2" (into *next): the
+ * batch commits (the claim is made), counts nothing, and x gets status.
+ * Returns the job x names, as it is now. */
+static struct store_job refused_beside_a_claim(const struct store_fence *f, struct store_result *x, uint64_t run,
+                                               struct store_claim *next, int status) {
+        unsigned claimed, counted;
+
+        assert_int_equal(batch(f, x, 1, "w2", next, 1, &claimed, &counted), 0);
+        assert_int_equal(claimed, 1); /* the batch committed */
+        assert_int_equal(counted, 0);
+        assert_int_equal(x->status, status);
+        return job(run, x->job);
+}
+
 /* A RESULT with a forged token, in the same batch as a claim that
  * commits it: refused, and the job it names is left as it was. */
 static void test_forged_result_beside_a_claim(void **state) {
-        struct store_fence f = lead("leader", 60 * SEC);
+        struct store_fence f = lead("leader");
         struct store_claim first, next;
         struct store_result forged;
         unsigned claimed, counted;
@@ -98,12 +87,8 @@ static void test_forged_result_beside_a_claim(void **state) {
         forged = result_of(&first, 666);
         forged.token[STORE_TOKEN_SIZE - 1] ^= 0x5a;
 
-        assert_int_equal(batch(&f, &forged, 1, "w2", &next, 1, &claimed, &counted), 0);
-        assert_int_equal(claimed, 1); /* the batch committed */
+        struct store_job j = refused_beside_a_claim(&f, &forged, run, &next, -EPERM);
         assert_int_equal(next.job, 1);
-        assert_int_equal(counted, 0);
-        assert_int_equal(forged.status, -EPERM);
-        struct store_job j = job(run, first.job);
         assert_int_equal(j.status, STORE_JOB_ASSIGNED);
         assert_int_not_equal(j.outcome, 666);
         assert_int_equal(j.executions, 0);
@@ -114,7 +99,7 @@ static void test_forged_result_beside_a_claim(void **state) {
  * a duplicate, which neither overwrites the outcome nor counts the job
  * again. */
 static void test_duplicate_result_beside_a_claim(void **state) {
-        struct store_fence f = lead("leader", 60 * SEC);
+        struct store_fence f = lead("leader");
         struct store_claim first, next;
         struct store_result x, again;
         unsigned claimed, counted;
@@ -128,11 +113,7 @@ static void test_duplicate_result_beside_a_claim(void **state) {
         assert_int_equal(done_count(run), 1);
 
         again = result_of(&first, 8);
-        assert_int_equal(batch(&f, &again, 1, "w2", &next, 1, &claimed, &counted), 0);
-        assert_int_equal(claimed, 1); /* the batch committed */
-        assert_int_equal(counted, 0);
-        assert_int_equal(again.status, STORE_RECORD_DUPLICATE);
-        struct store_job j = job(run, first.job);
+        struct store_job j = refused_beside_a_claim(&f, &again, run, &next, STORE_RECORD_DUPLICATE);
         assert_int_equal(j.status, STORE_JOB_DONE);
         assert_int_equal(j.outcome, 7);
         assert_int_equal(j.executions, 1);
@@ -142,7 +123,7 @@ static void test_duplicate_result_beside_a_claim(void **state) {
 /* A lease that expired and that nobody took since still fences nothing:
  * the batch claims no job and records no RESULT. */
 static void test_batch_on_an_expired_lease(void **state) {
-        struct store_fence f = lead("leader", 60 * SEC), g;
+        struct store_fence f = lead("leader"), g;
         struct store_claim first, next[2];
         struct store_result x;
         struct store_lease_info info;
@@ -151,7 +132,7 @@ static void test_batch_on_an_expired_lease(void **state) {
 
         assert_int_equal(store_run_create(s, &f, 3, &run), 0);
         assert_int_equal(store_lease_release(s, "cluster", "leader", f.generation), 0);
-        g = lead("leader", 300 * MSEC);
+        g = lead_for("leader", 300 * MSEC);
         assert_int_equal(batch(&g, NULL, 0, "w1", &first, 1, &claimed, &counted), 0);
         assert_int_equal(claimed, 1);
         sleep_usec(500 * MSEC);
@@ -173,7 +154,7 @@ static void test_batch_on_an_expired_lease(void **state) {
  * again, where the same holder then leads with the same generation: a
  * batch with the old incarnation's fence claims nothing in the new one. */
 static void test_batch_with_another_incarnations_fence(void **state) {
-        struct store_fence old = lead("leader", 60 * SEC), now;
+        struct store_fence old = lead("leader"), now;
         char old_id[STORE_ID_MAX + 1];
         struct store_claim out[2];
         unsigned claimed, counted;
@@ -182,12 +163,10 @@ static void test_batch_with_another_incarnations_fence(void **state) {
         snprintf(old_id, sizeof old_id, "%s", store_identity(s));
         assert_true(strlen(old_id) > 0);
         old.store_id = old_id;
-        s = store_close(s);
-        test_env_reset();
-        if (store_open(test_env.url, &s) < 0)
-                fail_msg("store_open(%s): %s", test_env.url, store_errmsg(NULL));
+        teardown(state);
+        setup(state);
         assert_string_not_equal(store_identity(s), old_id);
-        now = lead("leader", 60 * SEC);
+        now = lead("leader");
         assert_int_equal(now.generation, old.generation);
         assert_int_equal(store_run_create(s, &now, 2, &run), 0);
 
@@ -204,7 +183,7 @@ static void test_batch_with_another_incarnations_fence(void **state) {
  * earlier boot fences no write, whether batched or a single fenced
  * update. */
 static void test_sqlite_fenced_write_on_a_lease_from_an_earlier_boot(void **state) {
-        struct store_fence f = lead("leader", 60 * SEC);
+        struct store_fence f = lead("leader");
         struct store_claim out;
         unsigned claimed, counted;
         uint64_t run;
@@ -295,14 +274,14 @@ static void hold_in_flight(void *userdata, const struct store_job_batch *b) {
  * FOR UPDATE waits for the batch's FOR KEY SHARE; SQLite: the write lock). */
 static void test_acquisition_waits_for_a_batch_in_flight(void **state) {
         struct acquirer a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-        struct store_fence f = lead("leader", 60 * SEC);
+        struct store_fence f = lead("leader");
         struct store_claim out[2];
         struct store_log_summary sum;
         uint64_t run;
 
         assert_int_equal(store_run_create(s, &f, 2, &run), 0);
         assert_int_equal(store_lease_release(s, "cluster", "leader", f.generation), 0);
-        f = lead("leader", IN_FLIGHT_TTL);
+        f = lead_for("leader", IN_FLIGHT_TTL);
         struct store_claim_request req = { .worker = "w1", .out = out, .want = 2 };
         struct store_job_batch b = { .claims = &req, .n_claims = 1, .inside = hold_in_flight, .userdata = &a };
         assert_int_equal(pthread_create(&a.thread, NULL, acquire_beside, &a), 0);
@@ -321,15 +300,14 @@ static void test_acquisition_waits_for_a_batch_in_flight(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_forged_result_beside_a_claim, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_duplicate_result_beside_a_claim, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_batch_on_an_expired_lease, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_batch_with_another_incarnations_fence, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_acquisition_waits_for_a_batch_in_flight, setup, teardown),
+                STORE_TEST(test_forged_result_beside_a_claim),
+                STORE_TEST(test_duplicate_result_beside_a_claim),
+                STORE_TEST(test_batch_on_an_expired_lease),
+                STORE_TEST(test_batch_with_another_incarnations_fence),
+                STORE_TEST(test_acquisition_waits_for_a_batch_in_flight),
         };
         const struct CMUnitTest sqlite_tests[] = {
-                cmocka_unit_test_setup_teardown(test_sqlite_fenced_write_on_a_lease_from_an_earlier_boot,
-                                                setup, teardown),
+                STORE_TEST(test_sqlite_fenced_write_on_a_lease_from_an_earlier_boot),
         };
         int r, failed;
 

@@ -242,36 +242,36 @@ static void test_log_summary_detects_overlap(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest common[] = {
-                cmocka_unit_test_setup_teardown(test_lease_free_held_expired, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lease_generation_increments, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lease_refresh_stale, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lease_release_hands_over_at_once, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lease_release_is_announced, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lease_racing_acquirers, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_fenced_write_by_deposed_leader, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_log_summary_detects_overlap, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_inventory_seed_and_iterate, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_inventory_fenced_updates, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_job_recorded_twice_counts_once, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_job_stale_attempt_refused, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_jobs_requeue_and_resume, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_concurrent_recorders_threads, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_concurrent_recorders_processes, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_bad_url, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lock_held_is_unavailable_not_busy, setup, teardown),
+                STORE_TEST(test_lease_free_held_expired),
+                STORE_TEST(test_lease_generation_increments),
+                STORE_TEST(test_lease_refresh_stale),
+                STORE_TEST(test_lease_release_hands_over_at_once),
+                STORE_TEST(test_lease_release_is_announced),
+                STORE_TEST(test_lease_racing_acquirers),
+                STORE_TEST(test_fenced_write_by_deposed_leader),
+                STORE_TEST(test_log_summary_detects_overlap),
+                STORE_TEST(test_inventory_seed_and_iterate),
+                STORE_TEST(test_inventory_fenced_updates),
+                STORE_TEST(test_job_recorded_twice_counts_once),
+                STORE_TEST(test_job_stale_attempt_refused),
+                STORE_TEST(test_jobs_requeue_and_resume),
+                STORE_TEST(test_concurrent_recorders_threads),
+                STORE_TEST(test_concurrent_recorders_processes),
+                STORE_TEST(test_bad_url),
+                STORE_TEST(test_lock_held_is_unavailable_not_busy),
         };
         const struct CMUnitTest sqlite_only[] = {
-                cmocka_unit_test_setup_teardown(test_sqlite_missing_dir_and_corrupt_file, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_sqlite_lease_from_earlier_boot_is_expired, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_sqlite_fenced_write_to_replaced_file, setup, teardown),
+                STORE_TEST(test_sqlite_missing_dir_and_corrupt_file),
+                STORE_TEST(test_sqlite_lease_from_earlier_boot_is_expired),
+                STORE_TEST(test_sqlite_fenced_write_to_replaced_file),
         };
 #if SDLIVE_STORE_HAVE_POSTGRES
         const struct CMUnitTest pg_only[] = {
-                cmocka_unit_test_setup_teardown(test_pg_unreachable, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_pg_restart_under_open_connection, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_pg_past_deadline_no_reconnect, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_pg_silent_host_connect_timeout, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_pg_wait_cut_at_deadline, setup, teardown),
+                STORE_TEST(test_pg_unreachable),
+                STORE_TEST(test_pg_restart_under_open_connection),
+                STORE_TEST(test_pg_past_deadline_no_reconnect),
+                STORE_TEST(test_pg_silent_host_connect_timeout),
+                STORE_TEST(test_pg_wait_cut_at_deadline),
         };
 #endif
         int r, failed;

@@ -26,6 +26,18 @@ sdlive *armed(fixture *f, uint32_t flags) {
         return f->d;
 }
 
+sdlive_progress *registered_loop(fixture *f, const char *name, uint64_t limit_usec) {
+        sdlive_progress *p = NULL;
+
+        assert_int_equal(sdlive_progress_register(f->d, name, limit_usec, &p), 0);
+        return p;
+}
+
+sdlive_progress *armed_loop(fixture *f, uint32_t flags, const char *name, uint64_t limit_usec) {
+        armed(f, flags);
+        return registered_loop(f, name, limit_usec);
+}
+
 void pump(fixture *f) {
         while (harness_recv(&f->m, f->buf, sizeof(f->buf)) >= 0) {
                 pending.total++;

@@ -27,6 +27,13 @@ int progress_setup(void **state);
 /* WatchdogSec=60s (pets every 10 s) on the fake clock. */
 sdlive *armed(fixture *f, uint32_t flags);
 
+/* One more loop registered under name with the given limit (the
+ * registration is asserted). */
+sdlive_progress *registered_loop(fixture *f, const char *name, uint64_t limit_usec);
+
+/* armed(), then registered_loop(). */
+sdlive_progress *armed_loop(fixture *f, uint32_t flags, const char *name, uint64_t limit_usec);
+
 /* Moves queued datagrams into the pending count (the socket queue is short). */
 void pump(fixture *f);
 

@@ -20,20 +20,17 @@
 
 #include "harness.h"
 #include "sdlive-internal.h"
+#include "wrap-countdown.h"
 
 #define SEC SDLIVE_USEC_PER_SEC
 
-/* Countdowns: which call fails next (1 = the next one), 0 = none. */
-static int fail_pipe2, fail_sigaction, fail_ppoll, fail_calloc, fail_vsnprintf, fail_snprintf;
+/* Countdowns (wrap-countdown.h, which has fail_calloc's wrapper). */
+static int fail_pipe2, fail_sigaction, fail_ppoll, fail_vsnprintf, fail_snprintf;
 /* The errno a failing ppoll() sets (EINTR once, then the real call). */
 static int ppoll_errno;
 /* Drained when ppoll() fails: the manager reads the queued BARRIER=1 (and
  * so closes its descriptor) while the caller is interrupted. */
 static harness_manager *drain_on_fail;
-
-static bool fails_now(int *countdown) {
-        return *countdown > 0 && --*countdown == 0;
-}
 
 int __real_pipe2(int fds[2], int flags);
 int __wrap_pipe2(int fds[2], int flags);
@@ -65,16 +62,6 @@ int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const 
                 return -1;
         }
         return __real_ppoll(fds, n, ts, mask);
-}
-
-void *__real_calloc(size_t n, size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_calloc(size_t n, size_t size) {
-        if (fails_now(&fail_calloc)) {
-                errno = ENOMEM;
-                return NULL;
-        }
-        return __real_calloc(n, size);
 }
 
 int __real_vsnprintf(char *s, size_t size, const char *format, va_list ap);

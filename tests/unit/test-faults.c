@@ -20,18 +20,13 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "wrap-countdown.h"
 
 #define SEC SDLIVE_USEC_PER_SEC
 
 /* Which call fails next: its number among the calls from now (1 = the
- * next one), 0 = none. */
-static int fail_socket, fail_eventfd, fail_timerfd, fail_calloc;
-
-static bool fails_now(int *countdown) {
-        if (*countdown > 0 && --*countdown == 0)
-                return true;
-        return false;
-}
+ * next one), 0 = none (wrap-countdown.h, which has fail_calloc's wrapper). */
+static int fail_socket, fail_eventfd, fail_timerfd;
 
 /* AF_VSOCK sockets: 0 real, 1 the kernel has no vsock, 2 no SEQPACKET.
  * The types asked for are recorded. */
@@ -80,16 +75,6 @@ int __wrap_timerfd_create(int clockid, int flags) {
                 return -1;
         }
         return __real_timerfd_create(clockid, flags);
-}
-
-void *__real_calloc(size_t n, size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_calloc(size_t n, size_t size) {
-        if (fails_now(&fail_calloc)) {
-                errno = ENOMEM;
-                return NULL;
-        }
-        return __real_calloc(n, size);
 }
 
 /* This process's descriptors and what they point to, one per line. */

@@ -159,9 +159,14 @@ static void stop_handler(int sig) {
         sdlive_request_stop(signal_target);
 }
 
-static void install(int sig) {
+/* A real-clock handle (WatchdogSec=60s) whose stop sig's handler requests. */
+static void stop_on_signal(fixture *f, int sig) {
         struct sigaction sa = { .sa_handler = stop_handler };
 
+        harness_env_watchdog(60 * SEC);
+        assert_int_equal(sdlive_new(&f->d, NULL), 0);
+        signal_target = f->d;
+        atomic_store(&signal_at_ns, 0);
         sigemptyset(&sa.sa_mask);
         assert_int_equal(sigaction(sig, &sa, NULL), 0);
 }
@@ -179,11 +184,7 @@ static void test_stop_from_sigalrm(void **state) {
         struct itimerval it = { .it_value = { .tv_usec = 20000 } };
         uint64_t latency_us;
 
-        harness_env_watchdog(60 * SEC);
-        assert_int_equal(sdlive_new(&f->d, NULL), 0);
-        signal_target = f->d;
-        atomic_store(&signal_at_ns, 0);
-        install(SIGALRM);
+        stop_on_signal(f, SIGALRM);
         assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
         assert_int_equal(sdlive_idle(f->d, 10 * SEC), SDLIVE_WAKE_STOP);
         latency_us = (harness_now_ns() - atomic_load(&signal_at_ns)) / 1000;
@@ -206,11 +207,7 @@ static void test_stop_from_handler_on_other_thread(void **state) {
         uint64_t latency_us;
         pthread_t t;
 
-        harness_env_watchdog(60 * SEC);
-        assert_int_equal(sdlive_new(&f->d, NULL), 0);
-        signal_target = f->d;
-        atomic_store(&signal_at_ns, 0);
-        install(SIGUSR1);
+        stop_on_signal(f, SIGUSR1);
         assert_int_equal(pthread_create(&t, NULL, signal_self_later, NULL), 0);
         assert_int_equal(sdlive_idle(f->d, UINT64_MAX), SDLIVE_WAKE_STOP);
         latency_us = (harness_now_ns() - atomic_load(&signal_at_ns)) / 1000;

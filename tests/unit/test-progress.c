@@ -17,13 +17,11 @@
 
 static void test_stall_withholds_and_recovers(void **state) {
         fixture *f = *state;
-        sdlive_progress *p = NULL;
+        sdlive_progress *p = armed_loop(f, 0, "executor", 30 * SEC);
         char name[64];
         uint64_t age;
         sent s;
 
-        armed(f, 0);
-        assert_int_equal(sdlive_progress_register(f->d, "executor", 30 * SEC, &p), 0);
         assert_non_null(p);
         assert_true(sdlive_notify_status(f->d, "processing jobs") > 0);
         assert_true(pet(f) > 0);
@@ -98,11 +96,9 @@ static void test_stall_withholds_and_recovers(void **state) {
 
 static void test_parked_loop_does_not_count(void **state) {
         fixture *f = *state;
-        sdlive_progress *p = NULL;
+        sdlive_progress *p = armed_loop(f, 0, "acceptor", 15 * SEC);
         uint64_t age = 0;
 
-        armed(f, 0);
-        assert_int_equal(sdlive_progress_register(f->d, "acceptor", 15 * SEC, &p), 0);
         assert_true(pet(f) > 0);
         sdlive_progress_park(p);
         for (int i = 0; i < 20; i++)
@@ -127,11 +123,9 @@ static void test_parked_loop_does_not_count(void **state) {
  * the very next pet send. */
 static void test_only_the_stalled_loop_hastens_recovery(void **state) {
         fixture *f = *state;
-        sdlive_progress *stuck = NULL, *busy = NULL;
+        sdlive_progress *stuck = armed_loop(f, 0, "stuck", 15 * SEC);
+        sdlive_progress *busy = registered_loop(f, "busy", 15 * SEC);
 
-        armed(f, 0);
-        assert_int_equal(sdlive_progress_register(f->d, "stuck", 15 * SEC, &stuck), 0);
-        assert_int_equal(sdlive_progress_register(f->d, "busy", 15 * SEC, &busy), 0);
         assert_true(pet(f) > 0);
         sdlive_progress_beat(busy);
         assert_true(next_pet(f) > 0);     /* stuck: silent 10 s, within 15 s */
@@ -160,11 +154,9 @@ static void test_only_the_stalled_loop_hastens_recovery(void **state) {
 /* A parked loop still reports the time since its last beat. */
 static void test_parked_age(void **state) {
         fixture *f = *state;
-        sdlive_progress *p = NULL;
+        sdlive_progress *p = armed_loop(f, 0, "acceptor", 15 * SEC);
         uint64_t age = 0;
 
-        armed(f, 0);
-        assert_int_equal(sdlive_progress_register(f->d, "acceptor", 15 * SEC, &p), 0);
         harness_clock_advance(&f->c, 2 * SEC);
         sdlive_progress_park(p);
         harness_clock_advance(&f->c, 200 * SEC);
@@ -175,11 +167,9 @@ static void test_parked_age(void **state) {
 
 static void test_trigger_on_stall_once(void **state) {
         fixture *f = *state;
-        sdlive_progress *p = NULL;
+        sdlive_progress *p = armed_loop(f, SDLIVE_TRIGGER_ON_STALL, "db", 5 * SEC);
         sent s;
 
-        armed(f, SDLIVE_TRIGGER_ON_STALL);
-        assert_int_equal(sdlive_progress_register(f->d, "db", 5 * SEC, &p), 0);
         assert_true(pet(f) > 0);
         for (int i = 0; i < 4; i++)
                 assert_int_equal(next_pet(f), 0);
@@ -193,10 +183,8 @@ static void test_trigger_on_stall_once(void **state) {
 
 static void test_no_trigger_without_flag(void **state) {
         fixture *f = *state;
-        sdlive_progress *p = NULL;
+        sdlive_progress *p = armed_loop(f, 0, "db", 5 * SEC);
 
-        armed(f, 0);
-        assert_int_equal(sdlive_progress_register(f->d, "db", 5 * SEC, &p), 0);
         assert_true(pet(f) > 0);
         assert_int_equal(next_pet(f), 0);
         assert_int_equal(collect(f).triggers, 0);
@@ -205,11 +193,9 @@ static void test_no_trigger_without_flag(void **state) {
 
 static void test_unregister_releases_stall(void **state) {
         fixture *f = *state;
-        sdlive_progress *p = NULL, *q = NULL;
+        sdlive_progress *p = armed_loop(f, 0, "stuck", 5 * SEC);
+        sdlive_progress *q = registered_loop(f, "fine", 5 * SEC);
 
-        armed(f, 0);
-        assert_int_equal(sdlive_progress_register(f->d, "stuck", 5 * SEC, &p), 0);
-        assert_int_equal(sdlive_progress_register(f->d, "fine", 5 * SEC, &q), 0);
         assert_true(pet(f) > 0);
         harness_clock_advance(&f->c, 10 * SEC);
         sdlive_progress_beat(q);
@@ -270,11 +256,9 @@ static void test_register_limits(void **state) {
 
 static void test_progress_age(void **state) {
         fixture *f = *state;
-        sdlive_progress *p = NULL;
+        sdlive_progress *p = armed_loop(f, 0, "x", 30 * SEC);
         uint64_t age = 1;
 
-        armed(f, 0);
-        assert_int_equal(sdlive_progress_register(f->d, "x", 30 * SEC, &p), 0);
         assert_int_equal(sdlive_progress_age(p, &age), 0);
         assert_int_equal(age, 0);
         harness_clock_advance(&f->c, 5 * SEC);
