@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The lease holder against a real SQLite store: renewal, loss on -ESTALE,
  * loss when the store stays unavailable until the deadline, release, and
- * the health gate's release of a stale main loop's lease (once, fenced). */
+ * the health gate's release of a stale main loop's lease (once, fenced),
+ * and a refresher's handle opened before the acquisition. */
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -208,6 +209,30 @@ static void closed_gate_releases_once(void **state) {
         sdlive_free(d);
 }
 
+/* A handle opened before the acquisition (lease_config.refresher_store) is
+ * the refresher's: it connects nowhere itself (here its URL could not be
+ * opened at all), renews through that handle, and puts it back when the
+ * term ends, for the next one. */
+static void refresher_takes_the_handle_opened_before(void **state) {
+        fixture *f = *state;
+        struct store *spare = temp_store_open(&f->t), *opened = spare;
+        uint64_t at = monotonic_usec();
+
+        f->c.refresher_store = &spare;
+        f->c.store_url = "sqlite:/nonexistent-directory/store.db";
+        assert_int_equal(store_lease_acquire(f->s, f->c.name, f->c.holder, f->c.ttl_usec, &f->generation), 0);
+        assert_int_equal(lease_holder_start(&f->c, f->generation, at, &f->h), 0);
+        assert_null(spare);
+        assert_false(lost_within(f, 3 * TTL));
+        assert_true(lease_holder_refreshes(f->h) >= 5);
+        f->h = lease_holder_stop(f->h, true);
+        assert_ptr_equal(spare, opened);
+        /* Given back usable, the lease released through it. */
+        assert_int_equal(store_lease_acquire(spare, "cluster", "b", TTL, &at), 0);
+        assert_true(at > f->generation);
+        store_close(spare);
+}
+
 static void bad_arguments(void **state) {
         fixture *f = *state;
         struct lease_config c = f->c;
@@ -231,6 +256,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(release_lets_another_acquire_at_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(late_refresher_gives_up_at_deadline, setup, teardown),
                 cmocka_unit_test_setup_teardown(closed_gate_releases_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(refresher_takes_the_handle_opened_before, setup, teardown),
                 cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
