@@ -203,7 +203,11 @@ static enum lease_state renew(struct lease_holder *h) {
                         log_info("lease refreshed again after %llu failed attempts",
                                  (unsigned long long) h->failures);
                 h->failures = 0;
-                h->next_refresh_usec = monotonic_usec() + refresh_interval(c);
+                /* Counted from the start of the call, as the deadline is:
+                 * a slow store (a round trip of 400 ms, a retransmission)
+                 * must not push each next renewal later by the call's
+                 * length, until one falls past the deadline. */
+                h->next_refresh_usec = started + refresh_interval(c);
                 return LEASE_HOLDING;
         }
         switch (store_error_class(r)) {

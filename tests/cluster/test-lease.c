@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -84,6 +85,59 @@ static void refresh_keeps_the_lease(void **state) {
         assert_string_equal(info.holder, "a");
         assert_int_equal(info.generation, f->generation);
         assert_int_equal(store_lease_acquire(f->s, "cluster", "b", TTL, &other), -EBUSY);
+}
+
+/* Waits (1 ms steps, at most 5 s) until the holder has renewed n times;
+ * returns when it saw that. */
+static uint64_t renewed(fixture *f, uint64_t n) {
+        uint64_t until = monotonic_usec() + 5 * SDLIVE_USEC_PER_SEC;
+
+        while (lease_holder_refreshes(f->h) < n && monotonic_usec() < until)
+                usleep(1000);
+        assert_true(lease_holder_refreshes(f->h) >= n);
+        return monotonic_usec();
+}
+
+static void sleep_until_usec(uint64_t until) {
+        uint64_t now = monotonic_usec();
+
+        if (until > now)
+                usleep((useconds_t) (until - now));
+}
+
+/* One renewal is held 300 ms by a lock: the next one is still due one
+ * refresh interval after the slow one started, as the deadline counts,
+ * not after it ended (a slow store would push every renewal later, by
+ * each call's length, until one fell past the deadline). */
+static void slow_renewal_keeps_the_schedule(void **state) {
+        fixture *f = *state;
+        uint64_t first, slow, next;
+        sqlite3 *db;
+
+        f->c.ttl_usec = 1500 * MSEC;
+        f->c.refresh_usec = 500 * MSEC;
+        f->c.lock_timeout_usec = 900 * MSEC;
+        acquire_and_hold(f);
+        assert_int_equal(sqlite3_open(f->t.path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_busy_timeout(db, 1000), SQLITE_OK);
+        first = renewed(f, 1);
+        /* The second renewal starts about 500 ms after the first: lock
+         * the store from 400 ms to 800 ms. */
+        sleep_until_usec(first + 400 * MSEC);
+        assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        sleep_until_usec(first + 800 * MSEC);
+        assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        slow = renewed(f, 2);
+        next = renewed(f, 3);
+        print_message("renewals done at +%llu ms (held by the lock), then +%llu ms\n",
+                      (unsigned long long) ((slow - first) / MSEC), (unsigned long long) ((next - first) / MSEC));
+        /* The lock did hold the second renewal... */
+        assert_true(slow - first >= 750 * MSEC);
+        /* ...and the third came about 1000 ms after the first (two
+         * intervals from its start), not 500 ms after the slow one. */
+        assert_true(next - slow < 400 * MSEC);
+        assert_false(lease_holder_lost(f->h));
 }
 
 /* The lease is released behind the holder's back and taken by "b": the
@@ -252,6 +306,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(refresh_keeps_the_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(stale_refresh_signals_loss, setup, teardown),
+                cmocka_unit_test_setup_teardown(slow_renewal_keeps_the_schedule, setup, teardown),
                 cmocka_unit_test_setup_teardown(unavailable_store_until_expiry_signals_loss, setup, teardown),
                 cmocka_unit_test_setup_teardown(release_lets_another_acquire_at_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(late_refresher_gives_up_at_deadline, setup, teardown),
