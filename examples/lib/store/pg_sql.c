@@ -65,10 +65,13 @@ const struct store_sql pg_sql[STMT_N] = {
                                  "  WHERE leases.expires <= clock_timestamp() AND EXISTS (SELECT 1 FROM held)"
                                  " RETURNING generation",
                                  "tti" },
+        /* In the incarnation the handle is bound to, checked in the same
+         * round trip: on a slow network a refresh is one round trip. */
         [STMT_LEASE_REFRESH] = { "UPDATE leases SET expires = clock_timestamp() + $4 * interval '1 microsecond'"
                                  " WHERE name = $1 AND holder = $2 AND generation = $3"
-                                 " AND expires > clock_timestamp()",
-                                 "ttii" },
+                                 " AND expires > clock_timestamp()"
+                                 " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $5)",
+                                 "ttiiB" },
         [STMT_LEASE_RELEASE] = { "WITH released AS (UPDATE leases SET holder = '', expires = clock_timestamp()"
                                  "  WHERE name = $1 AND holder = $2 AND generation = $3 RETURNING name)"
                                  " SELECT pg_notify('" PG_RELEASED_CHANNEL "', name) FROM released",
@@ -227,6 +230,8 @@ const struct store_backend pg_backend = {
         .reconnect = pg_reconnect,
         .set_lock_timeout = pg_set_lock_timeout,
         .same_store = pg_same_store,
+        .refresh_checks_identity = true,
+        .round_trips = pg_round_trips,
         .follow_store = pg_follow_store,
         .identity = pg_identity,
         .lease_listen = pg_lease_listen,
