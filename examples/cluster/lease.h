@@ -146,7 +146,9 @@ unsigned lease_holder_gate_releases(const struct lease_holder *h);
  * write was rejected with -ESTALE. reason is copied. */
 void lease_holder_mark_lost(struct lease_holder *h, const char *reason);
 
-/* Stops and joins the refresher. With release, and if the lease is not
+/* Stops and joins the refresher, petting c->d's watchdog while it waits
+ * (the refresher may be inside a bounded but slow call to the store: the
+ * waiting main loop is not stale). With release, and if the lease is not
  * known lost, releases it in the store so a standby can take over at once.
  * Accepts NULL; returns NULL. */
 struct lease_holder *lease_holder_stop(struct lease_holder *h, bool release);

@@ -140,6 +140,45 @@ static void slow_renewal_keeps_the_schedule(void **state) {
         assert_false(lease_holder_lost(f->h));
 }
 
+/* The term ends while the refresher is inside a slow call (a lock holds
+ * it 1.5 s): stopping waits for it, and pets meanwhile, so a main loop
+ * that ends its term on a slow store is not taken for a stale one. */
+static void stopping_pets_while_the_refresher_finishes_its_call(void **state) {
+        fixture *f = *state;
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+        uint64_t stopping, took, age = UINT64_MAX;
+        sqlite3 *db;
+        sdlive *d;
+
+        harness_env_clear();
+        o.pet_interval_usec = 20 * MSEC;
+        assert_int_equal(sdlive_new(&d, &o), 0);
+        f->c.d = d;
+        f->c.ttl_usec = 10 * SDLIVE_USEC_PER_SEC;
+        f->c.refresh_usec = 100 * MSEC;
+        f->c.lock_timeout_usec = 1500 * MSEC;
+        acquire_and_hold(f);
+        renewed(f, 1);
+        assert_int_equal(sqlite3_open(f->t.path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_busy_timeout(db, 1000), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        sdlive_pet_watchdog(d);
+        usleep(300 * 1000); /* the refresher is inside its next call by now */
+        stopping = monotonic_usec();
+        f->h = lease_holder_stop(f->h, false);
+        took = monotonic_usec() - stopping;
+        assert_int_equal(sdlive_last_pet_age(d, &age), 0);
+        print_message("stopping took %llu ms (the refresher's call); last keepalive %llu ms before it returned\n",
+                      (unsigned long long) (took / MSEC), (unsigned long long) (age / MSEC));
+        assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        /* It did wait for the call... */
+        assert_true(took >= 800 * MSEC);
+        /* ...petting all along (one interval plus the 100 ms poll). */
+        assert_true(age < 200 * MSEC);
+        sdlive_free(d);
+}
+
 /* The lease is released behind the holder's back and taken by "b": the
  * next refresh gets -ESTALE and the loss is signalled on the fd. */
 static void stale_refresh_signals_loss(void **state) {
@@ -307,6 +346,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(refresh_keeps_the_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(stale_refresh_signals_loss, setup, teardown),
                 cmocka_unit_test_setup_teardown(slow_renewal_keeps_the_schedule, setup, teardown),
+                cmocka_unit_test_setup_teardown(stopping_pets_while_the_refresher_finishes_its_call, setup, teardown),
                 cmocka_unit_test_setup_teardown(unavailable_store_until_expiry_signals_loss, setup, teardown),
                 cmocka_unit_test_setup_teardown(release_lets_another_acquire_at_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(late_refresher_gives_up_at_deadline, setup, teardown),
