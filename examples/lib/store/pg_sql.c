@@ -50,16 +50,19 @@ const struct store_sql pg_sql[STMT_N] = {
          * fenced writes in flight, which hold FOR KEY SHARE), then on
          * conflict the WHERE is evaluated against its latest committed
          * version; the new expiry is computed after that wait. A row
-         * whose lease is live is neither locked nor taken: an attempt on
-         * a held lease waits for nobody's writes and makes nobody wait
-         * (its lock would be held until its commit, which under
-         * synchronous replication waits for the replica, while the
-         * holder's refresh queued behind it). */
+         * whose lease is live is neither locked nor inserted over (ON
+         * CONFLICT would lock it before its WHERE): an attempt on a held
+         * lease waits for nobody's writes and makes nobody wait (its lock
+         * would be held until its commit, which under synchronous
+         * replication waits for the replica, while the holder's refresh
+         * queued behind it). */
         [STMT_LEASE_ACQUIRE] = { "WITH held AS MATERIALIZED (SELECT 1 FROM leases WHERE name = $1"
                                  "  AND expires <= clock_timestamp() FOR UPDATE)"
                                  " INSERT INTO leases (name, holder, generation, expires)"
                                  " SELECT $1, $2, 1, clock_timestamp() + $3 * interval '1 microsecond'"
                                  " FROM (SELECT count(*) FROM held) h"
+                                 " WHERE NOT EXISTS (SELECT 1 FROM leases WHERE name = $1"
+                                 "  AND expires > clock_timestamp())"
                                  " ON CONFLICT (name) DO UPDATE SET holder = excluded.holder,"
                                  "  generation = leases.generation + 1, expires = excluded.expires"
                                  "  WHERE leases.expires <= clock_timestamp() AND EXISTS (SELECT 1 FROM held)"
