@@ -48,6 +48,31 @@ static bool spinning(const struct election *e, bool *announced) {
         return on;
 }
 
+/* The refresher's handle, before the attempt that may win: a connect is
+ * several round trips to the store, which after a win would come out of
+ * the term's first lease. Not opened: the refresher opens its own. */
+static void open_refresher_store(const struct election *e) {
+        if (!e->refresher_store || *e->refresher_store)
+                return;
+        if (store_open(e->store_url, e->refresher_store) < 0) {
+                log_debug("cannot open the lease refresher's handle yet: %s", store_errmsg(NULL));
+                return;
+        }
+        if (e->refresher_lock_timeout_usec > 0)
+                store_set_lock_timeout(*e->refresher_store, e->refresher_lock_timeout_usec);
+}
+
+/* After a win: a refresher's handle bound to another incarnation of the
+ * store than the lease's would see every refresh refused. */
+static void check_refresher_store(const struct election *e) {
+        if (!e->refresher_store || !*e->refresher_store ||
+            strcmp(store_identity(*e->refresher_store), store_identity(*e->store)) == 0)
+                return;
+        log_info("the lease refresher's handle is bound to store %s, the lease to %s: reopening it",
+                 store_identity(*e->refresher_store), store_identity(*e->store));
+        *e->refresher_store = store_close(*e->refresher_store);
+}
+
 /* One acquisition attempt. 1 won, 0 lost or store unavailable (*pause set),
  * -errno fatal. */
 static int attempt(const struct election *e, struct election_result *ret, unsigned *failures,
@@ -65,10 +90,13 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
                         store_set_lock_timeout(*e->store, e->lock_timeout_usec);
         }
 
+        open_refresher_store(e);
+
         started = monotonic_usec();
         r = store_lease_acquire(*e->store, e->lease_name, e->holder, e->ttl_usec, &ret->generation);
         if (r >= 0) {
                 ret->acquired_at_usec = started;
+                check_refresher_store(e);
                 *failures = 0;
                 last_holder[0] = '\0';
                 if (store_lease_unlisten(*e->store) < 0)

@@ -29,6 +29,13 @@ struct election {
         uint64_t poll_usec;
         uint64_t lock_timeout_usec;   /* applied to a handle opened here; 0: store default */
         sdlive_progress *progress;    /* may be NULL */
+        /* NULL, or where the lease refresher's handle waits
+         * (lease_config.refresher_store): opened here, with this lock
+         * timeout, before an attempt, so that a won lease's refresher has
+         * nothing to connect; closed again if the won lease is in another
+         * store incarnation than it. */
+        struct store **refresher_store;
+        uint64_t refresher_lock_timeout_usec;
         /* Fault injection: while this file exists the loop idles without
          * attempting (NULL: off). */
         const char *spin_file;

@@ -27,6 +27,7 @@ struct lease_holder {
         bool thread_started;
         int lost_fd;              /* eventfd: readable once lost */
         int stop_fd;              /* eventfd: wakes the refresher to exit */
+        int exited_fd;            /* eventfd: readable once the refresher returns */
         atomic_bool lost;
         atomic_int state;         /* enum lease_state; written by the refresher only */
         atomic_uint gate_releases;
@@ -203,7 +204,11 @@ static enum lease_state renew(struct lease_holder *h) {
                         log_info("lease refreshed again after %llu failed attempts",
                                  (unsigned long long) h->failures);
                 h->failures = 0;
-                h->next_refresh_usec = monotonic_usec() + refresh_interval(c);
+                /* Counted from the start of the call, as the deadline is:
+                 * a slow store (a round trip of 400 ms, a retransmission)
+                 * must not push each next renewal later by the call's
+                 * length, until one falls past the deadline. */
+                h->next_refresh_usec = started + refresh_interval(c);
                 return LEASE_HOLDING;
         }
         switch (store_error_class(r)) {
@@ -318,7 +323,24 @@ static void *refresher(void *userdata) {
                 uint64_t now = monotonic_usec();
                 set_state(r.h, now >= r.h->deadline_usec ? expire(r.h, state) : step[state](&r, state, now));
         }
+        if (eventfd_write(r.h->exited_fd, 1) < 0)
+                log_error("cannot signal the refresher's end: %s", strerror(errno));
         return NULL;
+}
+
+/* Waits for the refresher to return, petting meanwhile: it may be inside
+ * a call to the store, bounded (lock timeout + slack, a connect timeout a
+ * host) but seconds long on a slow or cut network, and the main loop that
+ * waits for it is not stale. */
+static void join_refresher(struct lease_holder *h) {
+        struct pollfd p = { .fd = h->exited_fd, .events = POLLIN };
+        uint64_t interval = h->config.d ? sdlive_pet_interval(h->config.d) : 0;
+        int timeout_ms = interval > 0 && interval < 100 * SDLIVE_USEC_PER_MSEC ? (int) (interval / 1000) : 100;
+
+        if (h->config.d)
+                while (poll(&p, 1, timeout_ms) == 0 || (p.revents & POLLIN) == 0)
+                        sdlive_pet_watchdog(h->config.d);
+        pthread_join(h->thread, NULL);
 }
 
 /* Starts the refresher of a lease whose backend is opened by open_backend
@@ -335,7 +357,7 @@ static int holder_start(const struct lease_config *c, uint64_t generation, uint6
         h->generation = generation;
         h->acquired_at_usec = acquired_at_usec;
         set_deadline(h, act_until_usec);
-        h->lost_fd = h->stop_fd = -1;
+        h->lost_fd = h->stop_fd = h->exited_fd = -1;
         atomic_init(&h->state, LEASE_HOLDING);
         pthread_mutex_init(&h->lock, NULL);
 
@@ -351,7 +373,8 @@ static int holder_start(const struct lease_config *c, uint64_t generation, uint6
                 goto fail;
         h->lost_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         h->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (h->lost_fd < 0 || h->stop_fd < 0) {
+        h->exited_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (h->lost_fd < 0 || h->stop_fd < 0 || h->exited_fd < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -394,7 +417,7 @@ struct lease_holder *lease_holder_stop(struct lease_holder *h, bool release) {
         if (h->thread_started) {
                 if (write(h->stop_fd, &one, sizeof(one)) < 0)
                         log_error("cannot wake the lease refresher: %s", strerror(errno));
-                pthread_join(h->thread, NULL);
+                join_refresher(h);
         }
         if (release && h->backend.ctx && (!lease_holder_lost(h) || h->backend.release_when_lost)) {
                 r = h->backend.release(h->backend.ctx);
@@ -414,6 +437,8 @@ struct lease_holder *lease_holder_stop(struct lease_holder *h, bool release) {
                 close(h->lost_fd);
         if (h->stop_fd >= 0)
                 close(h->stop_fd);
+        if (h->exited_fd >= 0)
+                close(h->exited_fd);
         pthread_mutex_destroy(&h->lock);
         free(h);
         return NULL;

@@ -46,6 +46,8 @@
 
 #include <sdlive.h>
 
+struct store;
+
 struct lease_config {
         const char *store_url;        /* the refresher opens its own handle */
         /* The lease in etcd instead (lease_holder_start_etcd()): its
@@ -61,7 +63,19 @@ struct lease_config {
         unsigned health_checks;       /* consecutive observations; 0: 2 */
         uint64_t lock_timeout_usec;   /* 0: a quarter of the refresh interval */
         sdlive *d;                    /* whose keepalives the gate watches */
+        /* NULL, or where a handle for the refresher waits, opened (with
+         * lease_refresher_lock_timeout()) before the acquisition: a
+         * connect takes several round trips, which after the win would
+         * come out of the lease's first term. lease_holder_start() takes
+         * a handle found there (else the refresher opens its own) and
+         * lease_holder_stop() puts the refresher's handle back for the
+         * next term. Owned by the caller between terms. */
+        struct store **refresher_store;
 };
+
+/* The lock timeout of the refresher's handle: c->lock_timeout_usec, or
+ * else a quarter of the refresh interval. */
+uint64_t lease_refresher_lock_timeout(const struct lease_config *c);
 
 struct lease_holder;
 
@@ -132,7 +146,9 @@ unsigned lease_holder_gate_releases(const struct lease_holder *h);
  * write was rejected with -ESTALE. reason is copied. */
 void lease_holder_mark_lost(struct lease_holder *h, const char *reason);
 
-/* Stops and joins the refresher. With release, and if the lease is not
+/* Stops and joins the refresher, petting c->d's watchdog while it waits
+ * (the refresher may be inside a bounded but slow call to the store: the
+ * waiting main loop is not stale). With release, and if the lease is not
  * known lost, releases it in the store so a standby can take over at once.
  * Accepts NULL; returns NULL. */
 struct lease_holder *lease_holder_stop(struct lease_holder *h, bool release);

@@ -2,7 +2,8 @@
 /*
  * The refresher's backend for the store's own lease (lease_backend.h):
  * refreshed and released in the store as (name, holder, generation), the
- * deadline counted from the start of the refreshing call.
+ * deadline counted from the start of the refreshing call. Its handle can
+ * be one opened before the acquisition (lease_config.refresher_store).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 struct store_backend {
         struct store *store;         /* the refresher's own handle */
+        struct store **spare;        /* where it came from, or NULL */
         const char *name, *holder;   /* the holder's config, which outlives this */
         uint64_t generation;
         uint64_t ttl_usec;
@@ -50,28 +52,45 @@ static void store_reconnect_quietly(void *ctx) {
                 log_debug("reconnect failed: %s", store_errmsg(b->store));
 }
 
+/* The handle goes back where it came from for the next term (when that
+ * place is empty), or is closed. */
 static void store_backend_close(void *ctx) {
         struct store_backend *b = ctx;
 
-        store_close(b->store);
+        if (b->spare && !*b->spare)
+                *b->spare = b->store;
+        else
+                store_close(b->store);
         free(b);
 }
 
-int lease_store_backend_open(const struct lease_config *c, uint64_t generation, struct lease_backend *ret) {
+uint64_t lease_refresher_lock_timeout(const struct lease_config *c) {
         uint64_t refresh = c->refresh_usec ? c->refresh_usec : c->ttl_usec / 3;
+
+        /* A refresh stuck behind a lock must not eat the lease. */
+        return c->lock_timeout_usec ? c->lock_timeout_usec : refresh / 4;
+}
+
+int lease_store_backend_open(const struct lease_config *c, uint64_t generation, struct lease_backend *ret) {
         struct store_backend *b = calloc(1, sizeof(*b));
         int r;
 
         if (!b)
                 return -ENOMEM;
-        r = store_open(c->store_url, &b->store);
-        if (r < 0) {
-                log_error("lease refresher cannot open the store: %s", store_errmsg(NULL));
-                free(b);
-                return r;
+        b->spare = c->refresher_store;
+        if (b->spare && *b->spare) {
+                /* Opened before the acquisition, its lock timeout set. */
+                b->store = *b->spare;
+                *b->spare = NULL;
+        } else {
+                r = store_open(c->store_url, &b->store);
+                if (r < 0) {
+                        log_error("lease refresher cannot open the store: %s", store_errmsg(NULL));
+                        free(b);
+                        return r;
+                }
+                store_set_lock_timeout(b->store, lease_refresher_lock_timeout(c));
         }
-        /* A refresh stuck behind a lock must not eat the lease. */
-        store_set_lock_timeout(b->store, c->lock_timeout_usec ? c->lock_timeout_usec : refresh / 4);
         b->name = c->name;
         b->holder = c->holder;
         b->generation = generation;

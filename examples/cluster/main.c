@@ -101,6 +101,7 @@ struct cluster {
         const cluster_options *o;
         sdlive *d;
         struct store *store;
+        struct store *refresher_store; /* the lease refresher's, between terms */
         struct lease_config lease;
         sdlive_progress *election_progress;
         const fault_switch *wedge;
@@ -187,13 +188,18 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
                 log_error("cannot hold the lease: %s", strerror(-r));
                 return r;
         }
-        /* With the lease in etcd the election never needed the store. */
-        if (!c->store && (r = store_open(c->o->store_url, &c->store)) < 0) {
-                log_error("won the lease but cannot open store %s: %s", c->o->store_url, store_errmsg(NULL));
-                lease_holder_stop(h, true);
-                return r;
+        /* With the lease in etcd the election never needed the store. (A
+         * handle the election opened has its lock timeout already: setting
+         * it again would be one more round trip inside the first lease.) */
+        if (!c->store) {
+                if ((r = store_open(c->o->store_url, &c->store)) < 0) {
+                        log_error("won the lease but cannot open store %s: %s", c->o->store_url,
+                                  store_errmsg(NULL));
+                        lease_holder_stop(h, true);
+                        return r;
+                }
+                store_set_lock_timeout(c->store, c->lock_timeout_usec);
         }
-        store_set_lock_timeout(c->store, c->lock_timeout_usec);
         /* The incarnation the lease was won in: no write of this term may
          * land in another. */
         snprintf(store_id, sizeof(store_id), "%s", store_identity(c->store));
@@ -237,6 +243,8 @@ static int run(struct cluster *c) {
                 .poll_usec = c->o->poll_usec,
                 .lock_timeout_usec = c->lock_timeout_usec,
                 .progress = c->election_progress,
+                .refresher_store = c->lease.refresher_store,
+                .refresher_lock_timeout_usec = lease_refresher_lock_timeout(&c->lease),
                 .spin_file = c->o->spin_file,
                 .etcd_endpoints = c->o->etcd_endpoints,
                 .etcd_key = LEASE_ETCD_KEY,
@@ -359,6 +367,8 @@ int main(int argc, char **argv) {
                 .d = c.d,
                 .etcd_endpoints = o.etcd_endpoints,
                 .etcd_key = LEASE_ETCD_KEY,
+                /* With the lease in etcd the refresher needs no store. */
+                .refresher_store = o.etcd_endpoints ? NULL : &c.refresher_store,
         };
         /* Each keep-alive within a quarter of its interval and of WatchdogSec. */
         if (o.etcd_endpoints && watchdog > 0)
@@ -400,6 +410,7 @@ int main(int argc, char **argv) {
 out:
         sdlive_progress_unregister(c.election_progress);
         m = monitor_stop(m);
+        store_close(c.refresher_store);
         store_close(c.store);
         cluster_etcd_close(c.etcd);
         sdlive_free(c.d);

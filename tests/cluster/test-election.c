@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The election loop on the injected clock against a real SQLite store: it
  * wins a free lease, waits on a held one without ever looking stalled, and
- * the spin fault (idling, petting, but no attempts) is seen as a stall. */
+ * the spin fault (idling, petting, but no attempts) is seen as a stall;
+ * the lease refresher's handle is opened before the winning attempt. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -105,6 +106,23 @@ static void free_lease_is_won(void **state) {
         assert_int_equal(info.generation, won.generation);
 }
 
+/* The refresher's handle is open before the winning attempt (the won
+ * lease's first term never waits for a connect), in the lease's store. */
+static void refresher_handle_is_open_when_the_lease_is_won(void **state) {
+        fixture *f = *state;
+        struct election_result won;
+        struct store *spare = NULL;
+
+        f->e.refresher_store = &spare;
+        f->e.refresher_lock_timeout_usec = 100 * MSEC;
+        assert_int_equal(election_run(&f->e, &won), 1);
+        assert_non_null(spare);
+        assert_string_equal(store_identity(spare), store_identity(f->s));
+        /* Usable at once: the won lease renews through it. */
+        assert_int_equal(store_lease_refresh(spare, "cluster", "a", won.generation, TTL), 0);
+        store_close(spare);
+}
+
 static void waiting_on_a_held_lease_is_progress(void **state) {
         fixture *f = *state;
         uint64_t generation;
@@ -152,6 +170,7 @@ static void uncreatable_store_fails_the_election(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(free_lease_is_won, setup, teardown),
+                cmocka_unit_test_setup_teardown(refresher_handle_is_open_when_the_lease_is_won, setup, teardown),
                 cmocka_unit_test_setup_teardown(waiting_on_a_held_lease_is_progress, setup, teardown),
                 cmocka_unit_test_setup_teardown(spinning_election_loop_is_a_stall, setup, teardown),
                 cmocka_unit_test_setup_teardown(uncreatable_store_fails_the_election, setup, teardown),

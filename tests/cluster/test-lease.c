@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The lease holder against a real SQLite store: renewal, loss on -ESTALE,
  * loss when the store stays unavailable until the deadline, release, and
- * the health gate's release of a stale main loop's lease (once, fenced). */
+ * the health gate's release of a stale main loop's lease (once, fenced),
+ * and a refresher's handle opened before the acquisition. */
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -83,6 +85,98 @@ static void refresh_keeps_the_lease(void **state) {
         assert_string_equal(info.holder, "a");
         assert_int_equal(info.generation, f->generation);
         assert_int_equal(store_lease_acquire(f->s, "cluster", "b", TTL, &other), -EBUSY);
+}
+
+/* Waits (1 ms steps, at most 5 s) until the holder has renewed n times;
+ * returns when it saw that. */
+static uint64_t renewed(fixture *f, uint64_t n) {
+        uint64_t until = monotonic_usec() + 5 * SDLIVE_USEC_PER_SEC;
+
+        while (lease_holder_refreshes(f->h) < n && monotonic_usec() < until)
+                usleep(1000);
+        assert_true(lease_holder_refreshes(f->h) >= n);
+        return monotonic_usec();
+}
+
+static void sleep_until_usec(uint64_t until) {
+        uint64_t now = monotonic_usec();
+
+        if (until > now)
+                usleep((useconds_t) (until - now));
+}
+
+/* One renewal is held 300 ms by a lock: the next one is still due one
+ * refresh interval after the slow one started, as the deadline counts,
+ * not after it ended (a slow store would push every renewal later, by
+ * each call's length, until one fell past the deadline). */
+static void slow_renewal_keeps_the_schedule(void **state) {
+        fixture *f = *state;
+        uint64_t first, slow, next;
+        sqlite3 *db;
+
+        f->c.ttl_usec = 1500 * MSEC;
+        f->c.refresh_usec = 500 * MSEC;
+        f->c.lock_timeout_usec = 900 * MSEC;
+        acquire_and_hold(f);
+        assert_int_equal(sqlite3_open(f->t.path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_busy_timeout(db, 1000), SQLITE_OK);
+        first = renewed(f, 1);
+        /* The second renewal starts about 500 ms after the first: lock
+         * the store from 400 ms to 800 ms. */
+        sleep_until_usec(first + 400 * MSEC);
+        assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        sleep_until_usec(first + 800 * MSEC);
+        assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        slow = renewed(f, 2);
+        next = renewed(f, 3);
+        print_message("renewals done at +%llu ms (held by the lock), then +%llu ms\n",
+                      (unsigned long long) ((slow - first) / MSEC), (unsigned long long) ((next - first) / MSEC));
+        /* The lock did hold the second renewal... */
+        assert_true(slow - first >= 750 * MSEC);
+        /* ...and the third came about 1000 ms after the first (two
+         * intervals from its start), not 500 ms after the slow one. */
+        assert_true(next - slow < 400 * MSEC);
+        assert_false(lease_holder_lost(f->h));
+}
+
+/* The term ends while the refresher is inside a slow call (a lock holds
+ * it 1.5 s): stopping waits for it, and pets meanwhile, so a main loop
+ * that ends its term on a slow store is not taken for a stale one. */
+static void stopping_pets_while_the_refresher_finishes_its_call(void **state) {
+        fixture *f = *state;
+        sdlive_options o = SDLIVE_OPTIONS_INIT;
+        uint64_t stopping, took, age = UINT64_MAX;
+        sqlite3 *db;
+        sdlive *d;
+
+        harness_env_clear();
+        o.pet_interval_usec = 20 * MSEC;
+        assert_int_equal(sdlive_new(&d, &o), 0);
+        f->c.d = d;
+        f->c.ttl_usec = 10 * SDLIVE_USEC_PER_SEC;
+        f->c.refresh_usec = 100 * MSEC;
+        f->c.lock_timeout_usec = 1500 * MSEC;
+        acquire_and_hold(f);
+        renewed(f, 1);
+        assert_int_equal(sqlite3_open(f->t.path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_busy_timeout(db, 1000), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        sdlive_pet_watchdog(d);
+        usleep(300 * 1000); /* the refresher is inside its next call by now */
+        stopping = monotonic_usec();
+        f->h = lease_holder_stop(f->h, false);
+        took = monotonic_usec() - stopping;
+        assert_int_equal(sdlive_last_pet_age(d, &age), 0);
+        print_message("stopping took %llu ms (the refresher's call); last keepalive %llu ms before it returned\n",
+                      (unsigned long long) (took / MSEC), (unsigned long long) (age / MSEC));
+        assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        /* It did wait for the call... */
+        assert_true(took >= 800 * MSEC);
+        /* ...petting all along (one interval plus the 100 ms poll). */
+        assert_true(age < 200 * MSEC);
+        sdlive_free(d);
 }
 
 /* The lease is released behind the holder's back and taken by "b": the
@@ -204,6 +298,30 @@ static void closed_gate_releases_once(void **state) {
         sdlive_free(d);
 }
 
+/* A handle opened before the acquisition (lease_config.refresher_store) is
+ * the refresher's: it connects nowhere itself (here its URL could not be
+ * opened at all), renews through that handle, and puts it back when the
+ * term ends, for the next one. */
+static void refresher_takes_the_handle_opened_before(void **state) {
+        fixture *f = *state;
+        struct store *spare = temp_store_open(&f->t), *opened = spare;
+        uint64_t at = monotonic_usec();
+
+        f->c.refresher_store = &spare;
+        f->c.store_url = "sqlite:/nonexistent-directory/store.db";
+        assert_int_equal(store_lease_acquire(f->s, f->c.name, f->c.holder, f->c.ttl_usec, &f->generation), 0);
+        assert_int_equal(lease_holder_start(&f->c, f->generation, at, &f->h), 0);
+        assert_null(spare);
+        assert_false(lost_within(f, 3 * TTL));
+        assert_true(lease_holder_refreshes(f->h) >= 5);
+        f->h = lease_holder_stop(f->h, true);
+        assert_ptr_equal(spare, opened);
+        /* Given back usable, the lease released through it. */
+        assert_int_equal(store_lease_acquire(spare, "cluster", "b", TTL, &at), 0);
+        assert_true(at > f->generation);
+        store_close(spare);
+}
+
 static void bad_arguments(void **state) {
         fixture *f = *state;
         struct lease_config c = f->c;
@@ -223,10 +341,13 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(refresh_keeps_the_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(stale_refresh_signals_loss, setup, teardown),
+                cmocka_unit_test_setup_teardown(slow_renewal_keeps_the_schedule, setup, teardown),
+                cmocka_unit_test_setup_teardown(stopping_pets_while_the_refresher_finishes_its_call, setup, teardown),
                 cmocka_unit_test_setup_teardown(unavailable_store_until_expiry_signals_loss, setup, teardown),
                 cmocka_unit_test_setup_teardown(release_lets_another_acquire_at_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(late_refresher_gives_up_at_deadline, setup, teardown),
                 cmocka_unit_test_setup_teardown(closed_gate_releases_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(refresher_takes_the_handle_opened_before, setup, teardown),
                 cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
  * through would write it), a batch on a lease that expired but was not
  * yet retaken, a batch with another store incarnation's fence, and (SQLite)
  * a fenced write on a lease row from an earlier boot, and an acquisition
- * that must wait for a fenced batch in flight. Run once per backend:
+ * that must wait for a fenced batch in flight; (PostgreSQL) an attempt on
+ * a lease still held that must not wait for it. Run once per backend:
  * test-store-guards sqlite, test-store-guards postgresql PG_SERVER_SH
  * STATE_DIR. */
 
@@ -22,6 +23,9 @@
 #include <time.h>
 
 #include <cmocka.h>
+#if SDLIVE_STORE_HAVE_POSTGRES
+#include <libpq-fe.h>
+#endif
 
 static struct store_result result_of(const struct store_claim *c, int64_t outcome) {
         struct store_result x = { .run = c->run, .job = c->job, .attempt = c->attempt, .outcome = outcome };
@@ -298,6 +302,89 @@ static void test_acquisition_waits_for_a_batch_in_flight(void **state) {
         assert_int_equal(sum.overlaps, 0);
 }
 
+#if SDLIVE_STORE_HAVE_POSTGRES
+/* A standby's attempt while the holder's fenced batch is inside its
+ * transaction: it answers "held" at once, without waiting on the batch's
+ * lock (a wait the holder's own refresh could queue behind). */
+struct standby_try {
+        int result;
+        uint64_t took_usec;
+        int refreshed;
+};
+
+static void attempt_inside(void *userdata, const struct store_job_batch *b) {
+        struct standby_try *t = userdata;
+        struct store *standby = NULL, *refresher = NULL;
+        uint64_t generation = 0, started;
+
+        (void) b;
+        if (store_open(test_env.url, &standby) < 0 || store_open(test_env.url, &refresher) < 0)
+                fail_msg("store_open: %s", store_errmsg(NULL));
+        store_set_lock_timeout(standby, 200 * MSEC);
+        store_set_lock_timeout(refresher, 200 * MSEC);
+        started = mono_usec();
+        t->result = store_lease_acquire(standby, "cluster", "standby", 60 * SEC, &generation);
+        t->took_usec = mono_usec() - started;
+        if (t->result != -EBUSY)
+                print_message("standby's attempt: %s\n", store_errmsg(standby));
+        t->refreshed = store_lease_refresh(refresher, "cluster", "leader", 1, 60 * SEC);
+        store_close(refresher);
+        store_close(standby);
+}
+
+/* The attempt on a held lease takes no row lock at all: another session
+ * holds FOR SHARE on the lease row (what conflicts with a refresh's
+ * UPDATE, as a lock the attempt held until its commit did: under
+ * synchronous replication that commit waits for the replica). */
+static void test_attempt_on_a_held_lease_locks_no_row(void **state) {
+        const char *conninfo = test_env.url + strlen("postgresql:");
+        struct store *standby = NULL;
+        uint64_t generation = 0, started, took;
+        PGconn *share = PQconnectdb(conninfo);
+        PGresult *res;
+        int r;
+
+        (void) lead("leader", 60 * SEC);
+        assert_int_equal(PQstatus(share), CONNECTION_OK);
+        res = PQexec(share, "BEGIN; SELECT 1 FROM leases WHERE name = 'cluster' FOR SHARE");
+        assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+        PQclear(res);
+        assert_int_equal(store_open(test_env.url, &standby), 0);
+        store_set_lock_timeout(standby, 200 * MSEC);
+        started = mono_usec();
+        r = store_lease_acquire(standby, "cluster", "standby", 60 * SEC, &generation);
+        took = mono_usec() - started;
+        print_message("%s: a standby's attempt beside a FOR SHARE lock answered in %llu ms (%d: %s)\n",
+                      store_backend(s), (unsigned long long) (took / 1000), r, store_errmsg(standby));
+        PQclear(PQexec(share, "ROLLBACK"));
+        PQfinish(share);
+        store_close(standby);
+        assert_int_equal(r, -EBUSY);
+        assert_true(took < 150 * MSEC);
+}
+
+static void test_attempt_on_a_held_lease_beside_a_batch_in_flight(void **state) {
+        struct store_fence f = lead("leader", 60 * SEC);
+        struct standby_try t = { 0 };
+        struct store_claim out[1];
+        uint64_t run;
+
+        assert_int_equal(f.generation, 1);
+        assert_int_equal(store_run_create(s, &f, 1, &run), 0);
+        struct store_claim_request req = { .worker = "w1", .out = out, .want = 1 };
+        struct store_job_batch b = { .claims = &req, .n_claims = 1, .inside = attempt_inside, .userdata = &t };
+        assert_int_equal(store_jobs_batch(s, &f, &b), 0);
+        print_message("%s: a standby's attempt beside the holder's batch in flight answered in %llu ms (%d)\n",
+                      store_backend(s), (unsigned long long) (t.took_usec / 1000), t.result);
+        assert_int_equal(t.result, -EBUSY);
+        /* Under the 200 ms lock timeout: it waited on no lock. */
+        assert_true(t.took_usec < 150 * MSEC);
+        assert_int_equal(t.refreshed, 0);
+        assert_int_equal(b.claimed, 1);
+}
+
+#endif
+
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 STORE_TEST(test_forged_result_beside_a_claim),
@@ -309,6 +396,13 @@ int main(int argc, char **argv) {
         const struct CMUnitTest sqlite_tests[] = {
                 STORE_TEST(test_sqlite_fenced_write_on_a_lease_from_an_earlier_boot),
         };
+#if SDLIVE_STORE_HAVE_POSTGRES
+        const struct CMUnitTest postgresql_tests[] = {
+                cmocka_unit_test_setup_teardown(test_attempt_on_a_held_lease_beside_a_batch_in_flight,
+                                                setup, teardown),
+                cmocka_unit_test_setup_teardown(test_attempt_on_a_held_lease_locks_no_row, setup, teardown),
+        };
+#endif
         int r, failed;
 
         r = test_env_init(argc, argv);
@@ -320,7 +414,12 @@ int main(int argc, char **argv) {
                 failed = cmocka_run_group_tests_name("store-guards/sqlite", tests, NULL, NULL) +
                          cmocka_run_group_tests_name("store-guards/sqlite-boot", sqlite_tests, NULL, NULL);
         else
-                failed = cmocka_run_group_tests_name("store-guards/postgresql", tests, NULL, NULL);
+                failed = cmocka_run_group_tests_name("store-guards/postgresql", tests, NULL, NULL)
+#if SDLIVE_STORE_HAVE_POSTGRES
+                         + cmocka_run_group_tests_name("store-guards/postgresql-standby", postgresql_tests,
+                                                       NULL, NULL)
+#endif
+                        ;
         test_env_cleanup();
         return failed ? 1 : 0;
 }

@@ -91,6 +91,23 @@ static void test_lease_refresh_stale(void **state) {
         assert_int_equal(store_lease_refresh(s, "short", "a", ga, 10 * SEC), -ESTALE);
 }
 
+#if SDLIVE_STORE_HAVE_POSTGRES
+/* PostgreSQL: a refresh is one round trip (the identity of the store is
+ * checked by the refreshing statement, not read before it), its refusal
+ * still says why. Another incarnation: adversarial-store-identity. */
+static void test_pg_refresh_is_one_round_trip(void **state) {
+        uint64_t g, before;
+
+        assert_int_equal(store_lease_acquire(s, "cluster", "a", 10 * SEC, &g), 0);
+        before = store_round_trips(s);
+        assert_true(before > 0);
+        assert_int_equal(store_lease_refresh(s, "cluster", "a", g, 10 * SEC), 0);
+        assert_int_equal(store_round_trips(s) - before, 1);
+        assert_int_equal(store_lease_refresh(s, "cluster", "a", g + 1, 10 * SEC), -ESTALE);
+        assert_non_null(strstr(store_errmsg(s), "no longer held"));
+}
+#endif
+
 static void test_lease_release_hands_over_at_once(void **state) {
         uint64_t ga, gb;
 
@@ -268,6 +285,7 @@ int main(int argc, char **argv) {
 #if SDLIVE_STORE_HAVE_POSTGRES
         const struct CMUnitTest pg_only[] = {
                 STORE_TEST(test_pg_unreachable),
+                STORE_TEST(test_pg_refresh_is_one_round_trip),
                 STORE_TEST(test_pg_restart_under_open_connection),
                 STORE_TEST(test_pg_past_deadline_no_reconnect),
                 STORE_TEST(test_pg_silent_host_connect_timeout),

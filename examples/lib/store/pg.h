@@ -28,6 +28,7 @@ struct store_pg {
         char *conninfo;
         uint64_t lock_timeout_usec;
         uint64_t connections;      /* connections made so far */
+        uint64_t round_trips;      /* answers awaited so far */
         uint64_t listening_on;     /* the connection LISTENing (its number), 0: none */
         bool readonly;
         bool opened;                      /* once: never create the schema again */
@@ -42,6 +43,7 @@ static inline struct store_pg *to_pg(struct store *s) {
 }
 
 extern const struct store_backend pg_backend;
+uint64_t pg_round_trips(const struct store *s);
 /* The statements of enum store_stmt. */
 extern const struct store_sql pg_sql[STMT_N];
 

@@ -99,10 +99,15 @@ static uint64_t answer_deadline(const struct store_pg *p) {
         return until < deadline ? until : deadline;
 }
 
+uint64_t pg_round_trips(const struct store *s) {
+        return ((const struct store_pg *) s)->round_trips;
+}
+
 PGresult *pg_await_result(struct store_pg *p, const char *what, int *err) {
         uint64_t deadline = answer_deadline(p);
         PGresult *keep = NULL, *res;
 
+        p->round_trips++;
         for (;;) {
                 *err = pg_wait_answer(p, deadline, what);
                 if (*err == -ETIMEDOUT && p->base.act_until && monotonic_usec() >= atomic_load(p->base.act_until))
@@ -147,7 +152,8 @@ int pg_check_result(struct store_pg *p, PGresult *res, const char *what) {
 }
 
 /* Runs sql with parameters $1, $2 ... from varargs, one per character of
- * types: 'i' int64_t, 't' const char * (NULL sends NULL). On success *ret
+ * types: 'i' int64_t, 't' const char * (NULL sends NULL); 'B' takes no
+ * argument and sends the identity the handle is bound to. On success *ret
  * holds the result for the caller to PQclear(). */
 /* Awaits and checks the answer to a query just sent, or reports that
  * libpq would not send it (sent false: the connection is dropped if it is
@@ -192,6 +198,8 @@ int pg_query(struct store *s, enum store_stmt id, const char *what, struct store
                 values[n] = text[n];
                 if (types[n] == 'i')
                         snprintf(text[n], sizeof text[n], "%lld", (long long) va_arg(ap, int64_t));
+                else if (types[n] == 'B') /* no argument: the handle's bound identity */
+                        values[n] = to_pg(s)->bound_id;
                 else
                         values[n] = va_arg(ap, const char *);
         }

@@ -46,23 +46,35 @@ const struct store_sql pg_sql[STMT_N] = {
         [STMT_LOG] = { "INSERT INTO write_log (lease, holder, generation, at, what)"
                        " VALUES ($1, $2, $3, " PG_NOW_USEC ", $4)",
                        "ttit" },
-        /* The row is locked FOR UPDATE first (waiting for the fenced
-         * writes in flight, which hold FOR KEY SHARE), then on conflict
-         * the WHERE is evaluated against its latest committed version;
-         * the new expiry is computed after that wait. */
-        [STMT_LEASE_ACQUIRE] = { "WITH held AS MATERIALIZED (SELECT 1 FROM leases WHERE name = $1 FOR UPDATE)"
+        /* An expired row is locked FOR UPDATE first (waiting for the
+         * fenced writes in flight, which hold FOR KEY SHARE), then on
+         * conflict the WHERE is evaluated against its latest committed
+         * version; the new expiry is computed after that wait. A row
+         * whose lease is live is neither locked nor inserted over (ON
+         * CONFLICT would lock it before its WHERE): an attempt on a held
+         * lease waits for nobody's writes and makes nobody wait (its lock
+         * would be held until its commit, which under synchronous
+         * replication waits for the replica, while the holder's refresh
+         * queued behind it). */
+        [STMT_LEASE_ACQUIRE] = { "WITH held AS MATERIALIZED (SELECT 1 FROM leases WHERE name = $1"
+                                 "  AND expires <= clock_timestamp() FOR UPDATE)"
                                  " INSERT INTO leases (name, holder, generation, expires)"
                                  " SELECT $1, $2, 1, clock_timestamp() + $3 * interval '1 microsecond'"
                                  " FROM (SELECT count(*) FROM held) h"
+                                 " WHERE NOT EXISTS (SELECT 1 FROM leases WHERE name = $1"
+                                 "  AND expires > clock_timestamp())"
                                  " ON CONFLICT (name) DO UPDATE SET holder = excluded.holder,"
                                  "  generation = leases.generation + 1, expires = excluded.expires"
-                                 "  WHERE leases.expires <= clock_timestamp()"
+                                 "  WHERE leases.expires <= clock_timestamp() AND EXISTS (SELECT 1 FROM held)"
                                  " RETURNING generation",
                                  "tti" },
+        /* In the incarnation the handle is bound to, checked in the same
+         * round trip: on a slow network a refresh is one round trip. */
         [STMT_LEASE_REFRESH] = { "UPDATE leases SET expires = clock_timestamp() + $4 * interval '1 microsecond'"
                                  " WHERE name = $1 AND holder = $2 AND generation = $3"
-                                 " AND expires > clock_timestamp()",
-                                 "ttii" },
+                                 " AND expires > clock_timestamp()"
+                                 " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $5)",
+                                 "ttiiB" },
         [STMT_LEASE_RELEASE] = { "WITH released AS (UPDATE leases SET holder = '', expires = clock_timestamp()"
                                  "  WHERE name = $1 AND holder = $2 AND generation = $3 RETURNING name)"
                                  " SELECT pg_notify('" PG_RELEASED_CHANNEL "', name) FROM released",
@@ -221,6 +233,8 @@ const struct store_backend pg_backend = {
         .reconnect = pg_reconnect,
         .set_lock_timeout = pg_set_lock_timeout,
         .same_store = pg_same_store,
+        .refresh_checks_identity = true,
+        .round_trips = pg_round_trips,
         .follow_store = pg_follow_store,
         .identity = pg_identity,
         .lease_listen = pg_lease_listen,

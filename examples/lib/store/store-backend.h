@@ -134,6 +134,12 @@ struct store_backend {
          * is not the one it is bound to (never creating one). */
         int (*follow_store)(struct store *s);
         const char *(*identity)(const struct store *s);
+        /* STMT_LEASE_REFRESH itself checks the bound identity (one round
+         * trip, not same_store()'s and then the statement's); same_store()
+         * then only says why a refresh changed nothing. */
+        bool refresh_checks_identity;
+        /* Answers awaited from a server so far. NULL: none (in-process). */
+        uint64_t (*round_trips)(const struct store *s);
 
         /* Release announcements (store.h, store_lease_listen()). */
         int (*lease_listen)(struct store *s, int *ret_fd);

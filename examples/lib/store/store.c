@@ -11,6 +11,10 @@
 #include <string.h>
 #include <sys/random.h>
 
+uint64_t store_round_trips(const struct store *s) {
+        return s && s->backend->round_trips ? s->backend->round_trips(s) : 0;
+}
+
 enum store_error_class store_error_class(int r) {
         if (r >= 0)
                 return STORE_OK;

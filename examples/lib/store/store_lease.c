@@ -91,11 +91,22 @@ int store_lease_refresh(struct store *s, const char *name, const char *holder,
         if (r < 0)
                 return r;
         if ((r = check_lease_args(s, name, holder)) < 0 || (r = store_check_ttl(s, ttl_usec)) < 0 ||
-            (r = store_check_generation(s, generation)) < 0 || (r = s->backend->same_store(s)) < 0 ||
-            (r = s->backend->connect(s)) < 0 || (r = check_durability(s, ttl_usec)) < 0)
+            (r = store_check_generation(s, generation)) < 0)
+                return r;
+        if (!s->backend->refresh_checks_identity && (r = s->backend->same_store(s)) < 0)
+                return r;
+        if ((r = s->backend->connect(s)) < 0 || (r = check_durability(s, ttl_usec)) < 0)
                 return r;
         r = store_exec(s, STMT_LEASE_REFRESH, "refresh lease", name, holder, (int64_t) generation,
                        (int64_t) ttl_usec);
+        /* Nothing changed, or the statement failed (its tables dropped):
+         * another incarnation of the store, if that is why. */
+        if (s->backend->refresh_checks_identity && (r == 0 || (r < 0 && store_error_class(r) != STORE_UNAVAILABLE))) {
+                int k = s->backend->same_store(s);
+
+                if (k < 0)
+                        return k;
+        }
         if (r == 0)
                 return store_fail(s, -ESTALE, "lease %s is no longer held by %s as generation %llu",
                                   name, holder, (unsigned long long) generation);

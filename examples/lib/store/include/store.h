@@ -78,6 +78,10 @@ const char *store_identity(const struct store *s);
  * (SQLite). PostgreSQL also reconnects by itself on the next call after a
  * lost connection; this call lets a daemon probe during backoff. */
 int store_reconnect(struct store *s);
+/* How many answers this handle has waited for from a store server so far
+ * (PostgreSQL: each a round trip; SQLite, in-process: 0). For tests and
+ * diagnostics of what a call costs on a slow network. */
+uint64_t store_round_trips(const struct store *s);
 /* How long one call may wait for a lock held by another client before it
  * fails with -ETIMEDOUT (SQLite busy timeout, PostgreSQL lock_timeout).
  * Default 1 s. */
