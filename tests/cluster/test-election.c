@@ -113,11 +113,11 @@ static void refresher_handle_is_open_when_the_lease_is_won(void **state) {
         struct election_result won;
         struct store *spare = NULL;
 
-        f->e.refresher_store = &spare;
-        f->e.refresher_lock_timeout_usec = 100 * MSEC;
-        assert_int_equal(election_run(&f->e, &won), 1);
+        f->es.e.refresher_store = &spare;
+        f->es.e.refresher_lock_timeout_usec = 100 * MSEC;
+        assert_int_equal(election_run(&f->es.e, &won), 1);
         assert_non_null(spare);
-        assert_string_equal(store_identity(spare), store_identity(f->s));
+        assert_string_equal(store_identity(spare), store_identity(f->es.s));
         /* Usable at once: the won lease renews through it. */
         assert_int_equal(store_lease_refresh(spare, "cluster", "a", won.generation, TTL), 0);
         store_close(spare);

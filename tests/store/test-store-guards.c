@@ -344,7 +344,7 @@ static void test_attempt_on_a_held_lease_locks_no_row(void **state) {
         PGresult *res;
         int r;
 
-        (void) lead("leader", 60 * SEC);
+        (void) lead_for("leader", 60 * SEC);
         assert_int_equal(PQstatus(share), CONNECTION_OK);
         res = PQexec(share, "BEGIN; SELECT 1 FROM leases WHERE name = 'cluster' FOR SHARE");
         assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
@@ -364,7 +364,7 @@ static void test_attempt_on_a_held_lease_locks_no_row(void **state) {
 }
 
 static void test_attempt_on_a_held_lease_beside_a_batch_in_flight(void **state) {
-        struct store_fence f = lead("leader", 60 * SEC);
+        struct store_fence f = lead_for("leader", 60 * SEC);
         struct standby_try t = { 0 };
         struct store_claim out[1];
         uint64_t run;
