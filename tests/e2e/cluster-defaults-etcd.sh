@@ -59,6 +59,43 @@ etcd_do up "$member"
 printf '%-34s %6s      %s\n' "etcd leader (m$member) killed" "-" \
   "$leader kept its lease (token $gen) over ${watch_ms} ms; $(log_summary)"
 
+# 7b one etcd member partitioned ----------------------------------------------
+# The member our leader's client talks to, made etcd's leader first, is
+# cut from its peers and its clients and keeps running: etcd elects
+# another leader, our leader's keep-alives move to another member, and
+# the lease outlives a whole TTL with the same token.
+leader=$(holder) standby=$(other "$(holder)")
+gen=$(generation)
+offset=$(log_lines "$leader") standby_offset=$(log_lines "$standby")
+pid=$(harness_prop "$(unit_of "$leader")" MainPID)
+before=$(bash "$etcd_sh" connections "$HARNESS_RUN" "$pid")
+target=${before%% *}
+[[ $target =~ ^[012]$ ]] || harness_fail "$leader (pid $pid) has no connection to an etcd member"
+etcd_do move-leader "$target"
+[[ $(bash "$etcd_sh" leader "$HARNESS_RUN") == "$target" ]] || harness_fail "m$target did not become etcd's leader"
+etcd_do partition "$target"
+t0=$(harness_now_us)
+watch_ms=$((LEASE_MS + 2000))
+while (($(harness_ms_since "$t0") < watch_ms)); do
+  h=$(holder) # empty while etcd elects
+  [[ -z $h || $h == "$leader" ]] || harness_fail "the partition of m$target moved our lease from $leader to $h"
+  sleep 0.25
+done
+[[ $(holder) == "$leader" && $(generation) == "$gen" ]] || harness_fail "$leader's lease (token $gen) did not survive"
+! log_since "$leader" "$offset" 'lease lost' || harness_fail "$leader lost its lease when m$target was cut off"
+! log_since "$standby" "$standby_offset" 'elected: leading' || harness_fail "$standby was elected"
+dropped=$(bash "$etcd_sh" dropped "$HARNESS_RUN" "$target")
+new_member=$(bash "$etcd_sh" leader "$HARNESS_RUN" 2>/dev/null) || new_member=""
+after=$(bash "$etcd_sh" connections "$HARNESS_RUN" "$pid")
+etcd_do unpartition "$target"
+((dropped > 0)) || harness_fail "the partition of m$target dropped no packet"
+[[ $new_member =~ ^[012]$ && $new_member != "$target" ]] ||
+  harness_fail "etcd elected no other leader while m$target was cut off (leader: ${new_member:-none})"
+etcd_do heal
+[[ $(overlaps) == 0 ]] || harness_fail "two leaders' writes overlap: $(log_summary)"
+printf '%-34s %6s      %s\n' "etcd leader m$target partitioned" "-" \
+  "$leader kept its lease (token $gen) over ${watch_ms} ms > L; etcd elected m$new_member; $dropped packets dropped; connections [${before% }] -> [${after% }]"
+
 # 8 etcd's quorum lost ---------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
 offset=$(log_lines "$leader") standby_offset=$(log_lines "$standby")

@@ -24,6 +24,10 @@
 #   6. paused past the TTL (no watchdog acting), resumed: its write is
 #      rejected by the token, or never made (its deadline for acting passed);
 #   7. the etcd leader killed: our leader keeps its lease and token;
+#   7b. the etcd member our leader talks to, made etcd's leader, partitioned
+#      (cut from its peers and clients, running): no failover over more
+#      than a TTL; the etcd variant runs in a network namespace of its own
+#      (harness_own_netns), the only place the partition's filter is set;
 #   8. etcd's quorum lost: our leader stops acting before its TTL could run
 #      out in etcd, nobody leads until the quorum is back.
 #
@@ -32,6 +36,7 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
 backend=${1:-}
 [[ $backend == sqlite || $backend == postgresql || $backend == etcd ]] ||
   { echo "usage: $0 sqlite|postgresql|etcd" >&2; exit 2; }
+if [[ $backend == etcd ]]; then harness_own_netns "$0" "$@"; fi
 harness_start "$@"
 harness_units_install
 

@@ -63,7 +63,4 @@ event_ms() {
 }
 
 # members_of <pid>: the etcd members (0-2) the process has connections to.
-members_of() {
-  ss -tnpH state established | awk -v pid="pid=$1," -v base="$SDLIVE_ETCD_PORT_BASE" '
-    index($0, pid) { n = split($4, a, ":"); p = a[n] - base; if (p >= 0 && p <= 2) print p }' | sort -u | tr '\n' ' '
-}
+members_of() { bash "$etcd_sh" connections "$HARNESS_RUN" "$1"; }

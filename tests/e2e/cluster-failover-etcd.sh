@@ -40,16 +40,7 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
 
 # A network namespace of our own before anything else: the test's etcd,
 # its manager and its members all run inside it.
-if [[ -z ${SDLIVE_E2E_OUTER_NETNS:-} ]]; then
-  (($(id -u) == 0)) || harness_unavailable "not root"
-  command -v iptables >/dev/null && command -v ip >/dev/null && command -v ss >/dev/null ||
-    harness_unavailable "iptables, ip or ss not found"
-  unshare --net true 2>/dev/null || harness_unavailable "unshare --net is not permitted here"
-  SDLIVE_E2E_OUTER_NETNS=$(readlink /proc/self/ns/net)
-  export SDLIVE_E2E_OUTER_NETNS
-  exec unshare --net -- "$BASH" -c 'ip link set lo up && exec "$0" "$@"' "$BASH" "$0" "$@"
-fi
-[[ $(readlink /proc/self/ns/net) != "$SDLIVE_E2E_OUTER_NETNS" ]] || harness_fail "not in a network namespace of our own"
+harness_own_netns "$0" "$@"
 
 harness_start "$@"
 harness_units_install

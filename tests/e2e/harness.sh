@@ -55,6 +55,26 @@ harness_unavailable() {
   exit "$HARNESS_SKIP"
 }
 
+# harness_own_netns SCRIPT ARGS...: runs the calling script again in a
+# network namespace of its own (unshare --net, loopback up), once, before
+# anything else, and records the namespace it started in as
+# SDLIVE_E2E_OUTER_NETNS: packet filters (a partition) are set up only in
+# the test's own namespace, never in the machine's. Returns in the new
+# namespace; root, iptables, ip and ss are needed.
+harness_own_netns() {
+  local script=$1; shift
+  if [[ -z ${SDLIVE_E2E_OUTER_NETNS:-} ]]; then
+    (($(id -u) == 0)) || harness_unavailable "not root"
+    command -v iptables >/dev/null && command -v ip >/dev/null && command -v ss >/dev/null ||
+      harness_unavailable "iptables, ip or ss not found"
+    unshare --net true 2>/dev/null || harness_unavailable "unshare --net is not permitted here"
+    SDLIVE_E2E_OUTER_NETNS=$(readlink /proc/self/ns/net)
+    export SDLIVE_E2E_OUTER_NETNS
+    exec unshare --net -- "$BASH" -c 'ip link set lo up && exec "$0" "$@"' "$BASH" "$script" "$@"
+  fi
+  [[ $(readlink /proc/self/ns/net) != "$SDLIVE_E2E_OUTER_NETNS" ]] || harness_fail "not in a network namespace of our own"
+}
+
 # --- time ------------------------------------------------------------------
 
 # Microseconds since the epoch, from bash itself (no fork).

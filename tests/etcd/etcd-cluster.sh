@@ -14,6 +14,8 @@
 #   etcd-cluster.sh partition STATE_DIR N  cut member N from its peers and its clients, running
 #   etcd-cluster.sh dropped   STATE_DIR N  print the packets the partition of member N dropped
 #   etcd-cluster.sh unpartition STATE_DIR N  end the partition of member N
+#   etcd-cluster.sh connections STATE_DIR PID  print the members (0-2) process PID has
+#                                          client connections to, space-separated
 #   etcd-cluster.sh stop      STATE_DIR    stop every member and delete everything
 #
 # STATE_DIR (for example the build directory) only remembers where the
@@ -33,7 +35,7 @@
 # the rules can tell its packets from its peers' on the one loopback.
 set -euo pipefail
 
-usage() { echo "usage: $0 start|endpoints|leader|heal|stop STATE_DIR, or kill|down|up|pause|resume|move-leader|partition|dropped|unpartition STATE_DIR N" >&2; exit 2; }
+usage() { echo "usage: $0 start|endpoints|leader|heal|stop STATE_DIR, or kill|down|up|pause|resume|move-leader|partition|dropped|unpartition STATE_DIR N, or connections STATE_DIR PID" >&2; exit 2; }
 (($# >= 2)) || usage
 cmd=$1
 state_file=$2/etcd-cluster.dir
@@ -195,6 +197,11 @@ partition | dropped | unpartition)
     iptables -w -X "$chain"
     ;;
   esac
+  ;;
+connections)
+  [[ ${3:-} =~ ^[0-9]+$ ]] || usage
+  ss -tnpH state established | awk -v pid="pid=$3," -v base="$base" '
+    index($0, pid) { n = split($4, a, ":"); p = a[n] - base; if (p >= 0 && p <= 2) print p }' | sort -u | tr '\n' ' '
   ;;
 heal)
   dir=$(cluster_dir)
