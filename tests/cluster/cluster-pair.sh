@@ -89,11 +89,15 @@ stopped=$(tail -n "+$((seen_l + 1))" "$work/$L.log" | grep -cE 'the deadline for
 [[ $(overlaps) == 0 ]] || fail "the write log shows overlapping leaders: $(inspect)"
 echo "2. paused leader $L: $S took over in ${took}ms (lease ${LEASE_MS}ms); $L's writes rejected: $rejected, local deadline passed: $stopped; overlaps 0"
 
-# 3. Stop the leader: the standby takes over within one poll.
+# 3. Stop the leader: the standby takes over within one poll, timed by the
+# standby's own log line (an --inspect process per look costs more than
+# the poll itself under a sanitizer), then checked in the store.
+seen_l=$(wc -l <"$work/$L.log")
 t0=$(now_ms)
 kill -TERM "${pid_of[$S]}"
-wait_for $((POLL_MS + 500)) "$L takes over from the stopped $S" holder_is "$L"
+wait_for $((POLL_MS + 500)) "$L takes over from the stopped $S" since 'elected: leading'
 took=$(($(now_ms) - t0))
+holder_is "$L" || fail "$L logged its election but does not hold the lease: $(inspect)"
 wait "${pid_of[$S]}" || fail "$S exited with status $?"
 (($(now_ms) - t0 <= 1000)) || fail "$S took more than 1 s to exit"
 ((took <= POLL_MS + 250)) || fail "takeover after SIGTERM took ${took}ms, more than one poll (${POLL_MS}ms)"

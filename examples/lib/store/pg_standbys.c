@@ -83,7 +83,7 @@ static int read_standbys(struct store_pg *p, struct pg_standbys *st, char *names
 
 int pg_check_standbys(struct store *s, uint64_t max_age_usec) {
         struct store_pg *p = to_pg(s);
-        struct pg_standbys st;
+        struct pg_standbys st = { .names = "", .commit = "" };
         char names[256], commit[32], why[300];
         uint64_t now = monotonic_usec();
         int r;

@@ -41,16 +41,19 @@ static int draw_tokens(struct store *s, struct store_job_batch *list) {
                 for (size_t i = 0; i < b->n_claims; i++)
                         wanted += b->claims[i].want;
         for (struct store_job_batch *b = list; b && r >= 0; b = b->next)
-                for (size_t i = 0; i < b->n_claims && r >= 0; i++)
-                        for (unsigned j = 0; j < b->claims[i].want && r >= 0; j++, wanted--) {
+                for (size_t i = 0; i < b->n_claims && r >= 0; i++) {
+                        /* Never NULL with want > 0: check_part() refused that. */
+                        struct store_claim *out = b->claims[i].out;
+
+                        for (unsigned j = 0; out && j < b->claims[i].want && r >= 0; j++, wanted--) {
                                 if (!left) {
                                         left = wanted < TOKEN_POOL ? wanted : TOKEN_POOL;
                                         if ((r = draw_pool(s, pool, left)) < 0)
                                                 break;
                                 }
-                                memcpy(b->claims[i].out[j].token, pool + --left * STORE_TOKEN_SIZE,
-                                       STORE_TOKEN_SIZE);
+                                memcpy(out[j].token, pool + --left * STORE_TOKEN_SIZE, STORE_TOKEN_SIZE);
                         }
+                }
         explicit_bzero(pool, sizeof pool);
         return r;
 }
