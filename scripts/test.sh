@@ -19,7 +19,7 @@
 #                 and with the lease in etcd, etcd's own faults included,
 #                 and the randomized leader failures at scaled times
 #                 (ctest labels e2e-defaults, e2e-etcd and e2e-random, about
-#                 8 minutes);
+#                 7 minutes);
 #   packaging     the Debian packages: built, installed into a throwaway
 #                 root, a consumer built against them, lintian's residue;
 #   hosts         across test hosts (network namespaces, docs/hosts.md):
@@ -31,17 +31,17 @@
 #                 98% of src/'s lines or 92% of its branches (about 6
 #                 minutes: a build of its own and the store and job tests).
 # Wall time measured on 2 cores in the last rehearsal of .ci/run (each
-# stage prints its own; nothing else running): default 14.5 min (the
-# end-to-end suite about half of it; the randomized cluster failures, 1.9
-# of it, have since moved to e2e-defaults), asan 5.9, tsan 1.2, fuzz 3.2,
-# analysis 1.5: about 24.5 together, the limit being 25; random-faults
-# 2.9, e2e-defaults 4.1 (6 with the randomized failures), packaging 1,
-# coverage 9.6: CI's whole run about 45.
+# stage prints its own): default 13.0 min (the end-to-end suite about half
+# of it), asan 6.3, tsan 1.3, fuzz 3.3 (at a budget of 120 s, now 80),
+# analysis 1.7: about 25 together with the fuzz budget at 120 s, the limit
+# being 25, so the budget is 80 s; random-faults 3.1, e2e-defaults 7.3
+# (etcd's scaled run and its defaults run included), packaging 1, coverage
+# 9.6: CI's whole run about 47.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
 # that order, not the long ones; "all random-faults e2e-defaults packaging coverage" is
 # what CI runs)
 # Environment: SDLIVE_FUZZ_BUDGET (seconds of fuzzing for the whole fuzz
-# stage, default 120, shared evenly by the targets, at least 10 s each);
+# stage, default 80, shared evenly by the targets, at least 10 s each);
 # CI=true makes an unavailable systemd manager, and any skipped test, a
 # failure instead of a skip.
 #
@@ -131,7 +131,7 @@ stage_fuzz() {
   local build=$root/build/test-fuzz targets seconds
   configure_and_build "$build" -DCMAKE_C_COMPILER=clang -DSDLIVE_BUILD_FUZZ=ON || return 1
   targets=$(cd "$build" && ctest -N -L '^fuzz$' -FA '.*' | sed -n 's/^Total Tests: //p')
-  seconds=$(fuzz_seconds_per_target "${SDLIVE_FUZZ_BUDGET:-120}" "${targets:-0}") || return 1
+  seconds=$(fuzz_seconds_per_target "${SDLIVE_FUZZ_BUDGET:-80}" "${targets:-0}") || return 1
   echo "sdlive: fuzz: $targets targets x $seconds s"
   configure_and_build "$build" -DSDLIVE_FUZZ_SECONDS="$seconds" || return 1
   run_ctest "$build" -L '^fuzz$'
