@@ -104,18 +104,9 @@ int pg_lease_listen(struct store *s, int *ret_fd);
 int pg_lease_notified(struct store *s);
 int pg_lease_unlisten(struct store *s);
 
-/* What pg_standbys.c reads of the server's replication. */
-struct pg_standbys {
-        const char *names;  /* synchronous_standby_names */
-        const char *commit; /* our session's synchronous_commit */
-        bool accepted;      /* sdlive.accept_async_standbys is on */
-        long streaming;     /* rows of pg_stat_replication: standbys connected */
-};
-/* 0 when a commit acknowledged under st survives a failover to a
- * standby, else -EREMOTEIO with the reason in why. */
-int pg_standbys_verdict(const struct pg_standbys *st, char *why, size_t size);
-/* The driver's check_durability: pg_standbys_verdict() on the server as
- * it is now, read at most every max_age_usec and on each new connection. */
+/* The driver's check_durability (pg_standbys.c): whether what the server
+ * acknowledges survives a failover to one of its standbys, looked up at
+ * most every max_age_usec and on each new connection. */
 int pg_check_standbys(struct store *s, uint64_t max_age_usec);
 
 /* The job batch as one pipeline (pg_batch.c). */

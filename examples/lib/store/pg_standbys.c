@@ -35,13 +35,23 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What we read of the server's replication. */
+struct pg_standbys {
+        const char *names;  /* synchronous_standby_names */
+        const char *commit; /* our session's synchronous_commit */
+        bool accepted;      /* sdlive.accept_async_standbys is on */
+        long streaming;     /* rows of pg_stat_replication: standbys connected */
+};
+
 static const char standbys_sql[] =
         "SELECT current_setting('synchronous_standby_names'),"
         " current_setting('synchronous_commit'),"
         " coalesce(current_setting('sdlive.accept_async_standbys', true), '') IN ('on', 'true', 'yes', '1'),"
         " (SELECT count(*) FROM pg_stat_replication)";
 
-int pg_standbys_verdict(const struct pg_standbys *st, char *why, size_t size) {
+/* 0 when a commit acknowledged under st survives a failover to a
+ * standby, else -EREMOTEIO with the reason in why. */
+static int standbys_verdict(const struct pg_standbys *st, char *why, size_t size) {
         if (st->streaming <= 0 || st->accepted)
                 return 0;
         if (!st->names[0])
@@ -84,7 +94,7 @@ static int read_standbys(struct store_pg *p, struct pg_standbys *st, char *names
 int pg_check_standbys(struct store *s, uint64_t max_age_usec) {
         struct store_pg *p = to_pg(s);
         struct pg_standbys st = { .names = "", .commit = "" };
-        char names[256], commit[32], why[300];
+        char names[256], commit[sizeof names], why[300];
         uint64_t now = monotonic_usec();
         int r;
 
@@ -93,7 +103,7 @@ int pg_check_standbys(struct store *s, uint64_t max_age_usec) {
         r = read_standbys(p, &st, names, commit, sizeof names);
         if (r < 0)
                 return r;
-        r = pg_standbys_verdict(&st, why, sizeof why);
+        r = standbys_verdict(&st, why, sizeof why);
         if (r < 0) {
                 p->standbys_safe_on = 0;
                 return store_fail(s, r, "refusing to lead on this store: %s; a failover to such a standby can"
