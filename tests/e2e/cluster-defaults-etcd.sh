@@ -1,7 +1,8 @@
 # The etcd rows of cluster-defaults.sh (sourced by it with backend etcd,
 # after row 5: WatchdogSec is still raised to 60 s by the host-loss
 # drop-in, so no watchdog ends a pause here). Uses its helpers and
-# etcd_do (etcd-cluster.sh on the test's cluster).
+# etcd_do (etcd-cluster.sh on the test's cluster), and etcd-faults.sh.
+source "$(dirname -- "${BASH_SOURCE[0]}")/etcd-faults.sh"
 KEEPALIVE_MS=$((LEASE_MS / 3)) MARGIN_MS=$((LEASE_MS / 8))
 # etcd deletes an expired lease's keys on its own tick of 500 ms.
 ETCD_TICK_MS=500
@@ -42,18 +43,10 @@ gen=$(generation)
 offset=$(log_lines "$leader") standby_offset=$(log_lines "$standby")
 member=$(bash "$etcd_sh" leader "$HARNESS_RUN") || harness_fail "no etcd leader"
 etcd_do kill "$member"
-t0=$(harness_now_us)
 # Two keep-alive intervals and more: every keep-alive in that time goes
 # through the election of a new etcd leader or after it.
 watch_ms=$((2 * KEEPALIVE_MS + 2000))
-while (($(harness_ms_since "$t0") < watch_ms)); do
-  h=$(holder)   # empty while etcd elects: nothing to say then
-  [[ -z $h || $h == "$leader" ]] || harness_fail "the etcd leader's death moved our lease from $leader to $h"
-  sleep 0.25
-done
-[[ $(holder) == "$leader" && $(generation) == "$gen" ]] || harness_fail "$leader's lease (token $gen) did not survive"
-! log_since "$leader" "$offset" 'lease lost' || harness_fail "$leader lost its lease when the etcd leader died"
-! log_since "$standby" "$standby_offset" 'elected: leading' || harness_fail "$standby was elected"
+etcd_no_failover "$leader" "$standby" "$gen" "$offset" "$standby_offset" "$watch_ms"
 etcd_do up "$member"
 [[ $(overlaps) == 0 ]] || harness_fail "two leaders' writes overlap: $(log_summary)"
 printf '%-34s %6s      %s\n' "etcd leader (m$member) killed" "-" \
@@ -64,34 +57,8 @@ printf '%-34s %6s      %s\n' "etcd leader (m$member) killed" "-" \
 # cut from its peers and its clients and keeps running: etcd elects
 # another leader, our leader's keep-alives move to another member, and
 # the lease outlives a whole TTL with the same token.
-leader=$(holder) standby=$(other "$(holder)")
-gen=$(generation)
-offset=$(log_lines "$leader") standby_offset=$(log_lines "$standby")
-pid=$(harness_prop "$(unit_of "$leader")" MainPID)
-before=$(bash "$etcd_sh" connections "$HARNESS_RUN" "$pid")
-target=${before%% *}
-[[ $target =~ ^[012]$ ]] || harness_fail "$leader (pid $pid) has no connection to an etcd member"
-etcd_do move-leader "$target"
-[[ $(bash "$etcd_sh" leader "$HARNESS_RUN") == "$target" ]] || harness_fail "m$target did not become etcd's leader"
-etcd_do partition "$target"
-t0=$(harness_now_us)
 watch_ms=$((LEASE_MS + 2000))
-while (($(harness_ms_since "$t0") < watch_ms)); do
-  h=$(holder) # empty while etcd elects
-  [[ -z $h || $h == "$leader" ]] || harness_fail "the partition of m$target moved our lease from $leader to $h"
-  sleep 0.25
-done
-[[ $(holder) == "$leader" && $(generation) == "$gen" ]] || harness_fail "$leader's lease (token $gen) did not survive"
-! log_since "$leader" "$offset" 'lease lost' || harness_fail "$leader lost its lease when m$target was cut off"
-! log_since "$standby" "$standby_offset" 'elected: leading' || harness_fail "$standby was elected"
-dropped=$(bash "$etcd_sh" dropped "$HARNESS_RUN" "$target")
-new_member=$(bash "$etcd_sh" leader "$HARNESS_RUN" 2>/dev/null) || new_member=""
-after=$(bash "$etcd_sh" connections "$HARNESS_RUN" "$pid")
-etcd_do unpartition "$target"
-((dropped > 0)) || harness_fail "the partition of m$target dropped no packet"
-[[ $new_member =~ ^[012]$ && $new_member != "$target" ]] ||
-  harness_fail "etcd elected no other leader while m$target was cut off (leader: ${new_member:-none})"
-etcd_do heal
+etcd_partition_leaders_member "$watch_ms"
 [[ $(overlaps) == 0 ]] || harness_fail "two leaders' writes overlap: $(log_summary)"
 printf '%-34s %6s      %s\n' "etcd leader m$target partitioned" "-" \
   "$leader kept its lease (token $gen) over ${watch_ms} ms > L; etcd elected m$new_member; $dropped packets dropped; connections [${before% }] -> [${after% }]"

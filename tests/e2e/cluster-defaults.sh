@@ -133,20 +133,8 @@ if [[ $backend == etcd ]]; then
 fi
 # On this loaded 2-core machine starting systemctl and a probe take
 # hundreds of ms: the sub-second rows of the etcd variant are timed on the
-# recorder's timeline instead, from the manager's line for the fault to
-# the standby's "elected" line (both stamped as they were written).
-events_count() { wc -l <"$HARNESS_LOG_DIR/events.tsv"; }
-# event_ms <events offset> <source> <regex> <source> <regex>
-event_ms() {
-  local t0 t1 try
-  for try in $(seq 1 50); do
-    t0=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$2" -v r="$3" '$2 == s && $3 ~ r { print $1; exit }')
-    t1=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$4" -v r="$5" '$2 == s && $3 ~ r { print $1; exit }')
-    [[ -n $t0 && -n $t1 ]] && { echo $(((t1 - t0) / 1000)); return 0; }
-    sleep 0.1
-  done
-  harness_fail "no timeline for $3 -> $5"
-}
+# recorder's timeline instead (harness_event_ms), from the manager's line
+# for the fault to the standby's "elected" line.
 unit_of() { echo "sdlive-cluster@$1.service"; }
 other() { [[ $1 == a ]] && echo b || echo a; }
 log_of() { echo "$HARNESS_LOG_DIR/$(unit_of "$1").log"; }
@@ -204,13 +192,13 @@ echo "failure of the leader -> standby leads (shipped defaults, $backend):"
 
 # 1 crash ---------------------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(events_count)
+offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(harness_events_count)
 t0=$(harness_now_us)
 systemctl --user kill --signal=SIGKILL -- "$(unit_of "$leader")"
 ms=$(takeover_ms "$standby" "$t0" 20)
 if [[ $backend == etcd ]]; then
   echo "   (SIGKILL: $ms ms from before systemctl to the probe seeing $standby)"
-  ms=$(event_ms "$ev" manager.log "^$(unit_of "$leader"): Sen[dt].* signal SIGKILL" "$(unit_of "$standby").log" 'elected: leading')
+  ms=$(harness_event_ms "$ev" manager.log "^$(unit_of "$leader"): Sen[dt].* signal SIGKILL" "$(unit_of "$standby").log" 'elected: leading')
 fi
 log_since "$leader" "$offset" "released after its holder's death" || harness_fail "$leader: the release step did not release"
 goal=$(case $backend in postgresql) echo 1000 ;; etcd) echo 500 ;; *) echo 1500 ;; esac)
@@ -221,13 +209,13 @@ expect_alive "$(unit_of "$standby")" "$sd"
 
 # 2 clean stop ----------------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(events_count)
+offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(harness_events_count)
 t0=$(harness_now_us)
 systemctl --user stop "$(unit_of "$leader")"
 ms=$(takeover_ms "$standby" "$t0" 10)
 if [[ $backend == etcd ]]; then
   echo "   (stop: $ms ms from before systemctl to the probe seeing $standby)"
-  ms=$(event_ms "$ev" manager.log "^$(unit_of "$leader"): Changed running -> stop-sigterm" "$(unit_of "$standby").log" 'elected: leading')
+  ms=$(harness_event_ms "$ev" manager.log "^$(unit_of "$leader"): Changed running -> stop-sigterm" "$(unit_of "$standby").log" 'elected: leading')
 fi
 ((ms <= 500)) || harness_fail "failover after a stop ${ms} ms > 500 ms"
 check_bound "systemctl stop" "$ms" 500 "stop + N (goal)"

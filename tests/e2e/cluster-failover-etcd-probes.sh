@@ -1,9 +1,8 @@
 # shellcheck shell=bash
 # The probes of cluster-failover-etcd.sh (sourced by it once its variables
-# are set: lease_url, KEY64, db, HARNESS_LOG_DIR, SDLIVE_ETCD_PORT_BASE):
+# are set: lease_url, KEY64, db):
 # the leader key straight from etcd's JSON gateway, the SQLite store's
-# write log and token mark, the harness's timeline, and which etcd members
-# a process is connected to.
+# write log and token mark.
 
 # etcd_post <path> <json>: the first endpoint that answers.
 etcd_post() {
@@ -46,21 +45,3 @@ elif what == "claims":  # one line per term: token, entries, claims, first entry
 EOF
 }
 mark_is() { [[ $(wlog mark) == "$1" ]]; }
-
-events_count() { wc -l <"$HARNESS_LOG_DIR/events.tsv"; }
-# event_ms <events offset> <source> <regex> <source> <regex>: on the
-# recorder's timeline (spawning systemctl and a probe alone takes hundreds
-# of ms on a loaded machine).
-event_ms() {
-  local t0 t1 _try
-  for _try in $(seq 1 50); do
-    t0=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$2" -v r="$3" '$2 == s && $3 ~ r { print $1; exit }')
-    t1=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$4" -v r="$5" '$2 == s && $3 ~ r { print $1; exit }')
-    [[ -n $t0 && -n $t1 ]] && { echo $(((t1 - t0) / 1000)); return 0; }
-    sleep 0.1
-  done
-  harness_fail "no timeline for $3 -> $5"
-}
-
-# members_of <pid>: the etcd members (0-2) the process has connections to.
-members_of() { bash "$etcd_sh" connections "$HARNESS_RUN" "$1"; }

@@ -107,6 +107,7 @@ inspect() {
 log_summary() { inspect | tail -n 1; }
 overlaps() { inspect | sed -n 's/.* overlaps=\([0-9]*\)$/\1/p'; }
 source "$(dirname -- "${BASH_SOURCE[0]}")/cluster-failover-etcd-probes.sh"
+source "$(dirname -- "${BASH_SOURCE[0]}")/etcd-faults.sh"
 unit_of() { echo "sdlive-cluster@$1.service"; }
 other() { [[ $1 == a ]] && echo b || echo a; }
 log_of() { echo "$HARNESS_LOG_DIR/$(unit_of "$1").log"; }
@@ -159,7 +160,25 @@ row() { ROWS+=("$(printf '%-36s %9s   %s' "$1" "-" "$2")"); echo "${ROWS[-1]}"; 
 
 # fault_to_elected <events offset> <unit> <fault> <standby>: ms from the
 # scenario's mark of the fault to the standby's "elected" line.
-fault_to_elected() { event_ms "$1" scenario "^$2: fault: $3\$" "$(unit_of "$4").log" 'elected: leading'; }
+fault_to_elected() { harness_event_ms "$1" scenario "^$2: fault: $3\$" "$(unit_of "$4").log" 'elected: leading'; }
+
+# freeze_leader: the leader SIGSTOPped (marked on the timeline), the
+# standby's takeover awaited; sets leader, standby, unit, offset, deaths,
+# sd (the standby's deaths), gen, pid and ms (the fault to the standby's
+# "elected" line).
+freeze_leader() {
+  leader=$(holder) standby=$(other "$(holder)")
+  unit=$(unit_of "$leader")
+  offset=$(log_lines "$leader") deaths=$(harness_death_count "$unit") sd=$(harness_death_count "$(unit_of "$standby")")
+  gen=$(generation) pid=$(harness_prop "$unit" MainPID)
+  local ev t0
+  ev=$(harness_events_count)
+  harness_event "$unit" "fault: SIGSTOP"
+  kill -STOP "$pid"
+  t0=$(harness_now_us)
+  takeover "$standby" "$t0" 10 "$gen"
+  ms=$(fault_to_elected "$ev" "$unit" SIGSTOP "$standby")
+}
 
 # configure [jobs]: scaled arguments, the lease in etcd, with "jobs" the
 # coordinator too; both started, a leads.
@@ -194,11 +213,11 @@ echo "failure of the leader -> standby leads (scaled: W=${WD_MS} ms, L=${LEASE_M
 
 # 1 SIGKILL -------------------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(events_count) gen=$(generation)
+offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(harness_events_count) gen=$(generation)
 t0=$(harness_now_us)
 systemctl --user kill --signal=SIGKILL -- "$(unit_of "$leader")"
 takeover "$standby" "$t0" 10 "$gen"
-ms=$(event_ms "$ev" manager.log "^$(unit_of "$leader"): Sen[dt].* signal SIGKILL" "$(unit_of "$standby").log" 'elected: leading')
+ms=$(harness_event_ms "$ev" manager.log "^$(unit_of "$leader"): Sen[dt].* signal SIGKILL" "$(unit_of "$standby").log" 'elected: leading')
 log_since "$leader" "$offset" "released after its holder's death" || harness_fail "$leader: the release step did not release"
 check_bound "SIGKILL (crash)" "$ms" 500 "R + N (goal)"
 rejoin "$leader" "$offset"
@@ -206,11 +225,11 @@ expect_alive "$(unit_of "$standby")" "$sd"
 
 # 2 clean stop -------------------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(events_count) gen=$(generation)
+offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(harness_events_count) gen=$(generation)
 t0=$(harness_now_us)
 systemctl --user stop "$(unit_of "$leader")"
 takeover "$standby" "$t0" 10 "$gen"
-ms=$(event_ms "$ev" manager.log "^$(unit_of "$leader"): Changed running -> stop-sigterm" "$(unit_of "$standby").log" 'elected: leading')
+ms=$(harness_event_ms "$ev" manager.log "^$(unit_of "$leader"): Changed running -> stop-sigterm" "$(unit_of "$standby").log" 'elected: leading')
 check_bound "systemctl stop" "$ms" 500 "stop + N (goal)"
 harness_start_units "$(unit_of "$leader")"
 rejoin "$leader" "$offset"
@@ -220,7 +239,7 @@ expect_alive "$(unit_of "$standby")" "$sd"
 leader=$(holder) standby=$(other "$(holder)")
 unit=$(unit_of "$leader")
 offset=$(log_lines "$leader") deaths=$(harness_death_count "$unit") sd=$(harness_death_count "$(unit_of "$standby")") gen=$(generation)
-ev=$(events_count)
+ev=$(harness_events_count)
 harness_event "$unit" "fault: wedge"
 touch -- "$(harness_wedge_file "$unit")"
 t0=$(harness_now_us)
@@ -236,16 +255,7 @@ rejoin "$leader" "$offset"
 expect_alive "$(unit_of "$standby")" "$sd"
 
 # 4 SIGSTOP ---------------------------------------------------------------------
-leader=$(holder) standby=$(other "$(holder)")
-unit=$(unit_of "$leader")
-offset=$(log_lines "$leader") deaths=$(harness_death_count "$unit") sd=$(harness_death_count "$(unit_of "$standby")") gen=$(generation)
-pid=$(harness_prop "$unit" MainPID)
-ev=$(events_count)
-harness_event "$unit" "fault: SIGSTOP"
-kill -STOP "$pid"
-t0=$(harness_now_us)
-takeover "$standby" "$t0" 10 "$gen"
-ms=$(fault_to_elected "$ev" "$unit" SIGSTOP "$standby")
+freeze_leader
 kill -CONT "$pid" 2>/dev/null || true
 pause_bound=$((WD_MS + RELEASE_MS < LEASE_MS + ETCD_TICK_MS ? WD_MS + RELEASE_MS : LEASE_MS + ETCD_TICK_MS))
 check_bound "paused (SIGSTOP)" "$ms" "$pause_bound" "min(W + R, L + T) + N"
@@ -263,7 +273,7 @@ expect_alive "$(unit_of "$standby")" "$sd"
 leader=$(holder) standby=$(other "$(holder)")
 offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") gen=$(generation)
 harness_wait 5 "$leader writes beyond its claim" writes_beyond_claim "$gen"
-ev=$(events_count)
+ev=$(harness_events_count)
 harness_event "$(unit_of "$leader")" "fault: key deleted"
 etcd_post /v3/kv/deleterange "{\"key\":\"$KEY64\"}" >/dev/null || harness_fail "cannot delete the leader key"
 t0=$(harness_now_us)
@@ -274,7 +284,7 @@ until log_since "$leader" "$offset" "token $gen of $leader is lower than token [
   (($(harness_ms_since "$t0") < 5000)) || harness_fail "$leader (token $gen) made no write rejected by the token within 5 s of $standby's term (token $gen2)"
   sleep 0.02
 done
-reject_ms=$(event_ms "$ev" scenario "^$(unit_of "$leader"): fault: key deleted\$" "$(unit_of "$leader").log" "token $gen of $leader is lower than token")
+reject_ms=$(harness_event_ms "$ev" scenario "^$(unit_of "$leader"): fault: key deleted\$" "$(unit_of "$leader").log" "token $gen of $leader is lower than token")
 rejected=$(tail -n "+$((offset + 1))" -- "$(log_of "$leader")" | grep -c "write rejected by fencing.*token $gen of $leader is lower than token" || true)
 ! log_since "$leader" "$offset" "$DEADLINE_PASSED" || harness_fail "$leader's deadline for acting passed: not the token's rejection"
 late=$(wlog late "$gen" "$gen2")
@@ -284,22 +294,6 @@ check_bound "leader key deleted in etcd" "$ms" 500 "N (the watch, goal)"
 row "... the deposed leader's next write" "rejected by token $gen < $gen2 after ${reject_ms} ms ($rejected write(s)), 0 writes of $gen after $gen2's first"
 expect_alive "$(unit_of "$standby")" "$sd"
 expect_alive "$(unit_of "$leader")" "$(harness_death_count "$(unit_of "$leader")")"
-
-# no_failover <leader> <standby> <token> <offsets...> <ms>: the same leader
-# and token for ms; nobody else elected.
-no_failover() {
-  local t h
-  t=$(harness_now_us)
-  while (($(harness_ms_since "$t") < $6)); do
-    h=$(holder) # empty while etcd elects
-    [[ -z $h || $h == "$1" ]] || harness_fail "the lease moved from $1 to $h"
-    sleep 0.25
-  done
-  [[ $(holder) == "$1" && $(generation) == "$3" ]] || harness_fail "$1's lease (token $3) did not survive"
-  ! log_since "$1" "$4" 'lease lost' || harness_fail "$1 lost its lease"
-  ! log_since "$2" "$5" 'elected: leading' || harness_fail "$2 was elected"
-  [[ $(overlaps) == 0 ]] || harness_fail "two leaders' writes overlap: $(log_summary)"
-}
 
 # From here on: WatchdogSec raised (rows 9 and 10 pause a process, which
 # cannot pet), and the members coordinate jobs. The coordinator's start
@@ -322,7 +316,7 @@ gen=$(generation) offset=$(log_lines "$leader") standby_offset=$(log_lines "$sta
 member=$(bash "$etcd_sh" leader "$HARNESS_RUN") || harness_fail "no etcd leader"
 etcd_do kill "$member"
 watch_ms=$((2 * KEEPALIVE_MS + 2000))
-no_failover "$leader" "$standby" "$gen" "$offset" "$standby_offset" "$watch_ms"
+etcd_no_failover "$leader" "$standby" "$gen" "$offset" "$standby_offset" "$watch_ms"
 etcd_do up "$member"
 row "etcd leader (m$member) killed" "no failover: $leader kept token $gen over ${watch_ms} ms"
 
@@ -331,26 +325,8 @@ row "etcd leader (m$member) killed" "no failover: $leader kept token $gen over $
 # from its peers and its clients, it keeps running. etcd elects another
 # leader; our leader's keep-alives move to another member and the lease
 # outlives a whole TTL.
-leader=$(holder) standby=$(other "$(holder)")
-gen=$(generation) offset=$(log_lines "$leader") standby_offset=$(log_lines "$standby")
-pid=$(harness_prop "$(unit_of "$leader")" MainPID)
-before=$(members_of "$pid")
-target=${before%% *}
-[[ $target =~ ^[012]$ ]] || harness_fail "$leader (pid $pid) has no connection to an etcd member"
-etcd_do move-leader "$target"
-[[ $(bash "$etcd_sh" leader "$HARNESS_RUN") == "$target" ]] || harness_fail "m$target did not become etcd's leader"
-etcd_do partition "$target"
-t0=$(harness_now_us)
 watch_ms=$((LEASE_MS + 2000))
-no_failover "$leader" "$standby" "$gen" "$offset" "$standby_offset" "$watch_ms"
-dropped=$(bash "$etcd_sh" dropped "$HARNESS_RUN" "$target")
-new_member=$(bash "$etcd_sh" leader "$HARNESS_RUN" 2>/dev/null) || new_member=""
-after=$(members_of "$pid")
-etcd_do unpartition "$target"
-((dropped > 0)) || harness_fail "the partition of m$target dropped no packet"
-[[ $new_member =~ ^[012]$ && $new_member != "$target" ]] ||
-  harness_fail "etcd elected no other leader while m$target was cut off (leader: ${new_member:-none})"
-etcd_do heal
+etcd_partition_leaders_member "$watch_ms"
 row "etcd leader m$target partitioned" "no failover: $leader kept token $gen over ${watch_ms} ms > L; etcd elected m$new_member; $dropped packets dropped; $leader's connections to members [${before% }] -> [${after% }]"
 
 # Run 1 complete: every job done, counted exactly once.
@@ -404,16 +380,7 @@ check_bound "etcd quorum back: a leader" "$back_ms" "$RETURN_BOUND_MS" "L + T + 
 row "... without quorum" "nobody elected over ${outage_ms} ms"
 
 # 9 paused past the TTL, resumed ------------------------------------------------------
-leader=$(holder) standby=$(other "$(holder)")
-unit=$(unit_of "$leader")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") gen=$(generation)
-pid=$(harness_prop "$unit" MainPID)
-ev=$(events_count)
-harness_event "$unit" "fault: SIGSTOP"
-kill -STOP "$pid"
-t0=$(harness_now_us)
-takeover "$standby" "$t0" 10 "$gen"
-ms=$(fault_to_elected "$ev" "$unit" SIGSTOP "$standby")
+freeze_leader
 sleep 1   # the new term writes before the old one wakes
 kill -CONT "$pid"
 harness_wait 10 "$leader waits again" log_since "$leader" "$offset" "standby: lease \"cluster\" held by $standby"
@@ -427,16 +394,7 @@ row "... on resume" "$rejected write(s) rejected by the token, deadline for acti
 expect_alive "$(unit_of "$standby")" "$sd"
 
 # 10 host loss: frozen, then killed; its late release step releases nothing
-leader=$(holder) standby=$(other "$(holder)")
-unit=$(unit_of "$leader")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") gen=$(generation)
-pid=$(harness_prop "$unit" MainPID)
-ev=$(events_count)
-harness_event "$unit" "fault: SIGSTOP"
-kill -STOP "$pid"
-t0=$(harness_now_us)
-takeover "$standby" "$t0" 10 "$gen"
-ms=$(fault_to_elected "$ev" "$unit" SIGSTOP "$standby")
+freeze_leader
 gen2=$(generation)
 systemctl --user kill --signal=SIGKILL -- "$unit"
 harness_wait 10 "$leader's release step" log_since "$leader" "$offset" 'nothing to release'

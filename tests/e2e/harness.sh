@@ -561,6 +561,24 @@ harness_event() {
   printf '%s\tscenario\t%s: %s\n' "$(harness_now_us)" "$1" "$2" >>"$HARNESS_LOG_DIR/events.tsv"
 }
 
+# harness_events_count: the lines on the timeline so far (an offset).
+harness_events_count() { wc -l <"$HARNESS_LOG_DIR/events.tsv"; }
+# harness_event_ms <events offset> <source> <regex> <source> <regex>: ms on
+# the timeline from the first line of the first source matching its regex
+# to the first of the second, both after the offset (stamped as they were
+# written: starting systemctl or a probe takes hundreds of ms on a loaded
+# machine). Waits up to 5 s for both lines; fails the run without them.
+harness_event_ms() {
+  local t0 t1 _try
+  for _try in $(seq 1 50); do
+    t0=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$2" -v r="$3" '$2 == s && $3 ~ r { print $1; exit }')
+    t1=$(tail -n "+$(($1 + 1))" -- "$HARNESS_LOG_DIR/events.tsv" | awk -F'\t' -v s="$4" -v r="$5" '$2 == s && $3 ~ r { print $1; exit }')
+    [[ -n $t0 && -n $t1 ]] && { echo $(((t1 - t0) / 1000)); return 0; }
+    sleep 0.1
+  done
+  harness_fail "no timeline for $3 -> $5"
+}
+
 # At teardown, once the manager is gone: stops the recorder and draws one
 # SVG timeline per injected fault beside the logs (timeline.py), listing
 # each. Never fails the run.
