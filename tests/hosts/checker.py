@@ -327,8 +327,11 @@ def measure_write_rate(events, r):
             continue
         a, b = (s["t"] + t0_rt) * 1000, (end["t"] + t0_rt) * 1000
         span = b - a
+        # Before: as long a quiet stretch as the latency's, or what the
+        # run had of one since its first write.
+        quiet = min(span, a - writes[0]) if writes and writes[0] < a else 0
         during = sum(1 for w in writes if a <= w < b) / (span / 1e6)
-        before = sum(1 for w in writes if a - span <= w < a) / (span / 1e6)
+        before = sum(1 for w in writes if a - quiet <= w < a) / (quiet / 1e6) if quiet else 0
         out.append((before, during))
         if during < before / 2:
             r.bad("latency at %d ms: fenced writes fell to %.1f/s from %.1f/s (under half)" % (s["t"], during, before))

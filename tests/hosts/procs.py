@@ -140,8 +140,9 @@ def member(run, name, cfg, time_offset_s=0):
             "--coordinator-tcp", "%s:%d" % (addr, COORDINATOR_PORT),
             "--coordinator-tls-cert", "%s/%s.pem" % (pki, name), "--coordinator-tls-key",
             "%s/%s.key" % (pki, name), "--coordinator-tls-ca", pki + "/ca.pem",
-            "--worker-timeout", "1s", "--worker-heartbeat", "300ms",
             "--job-run", str(cfg.jobs), "--job-payload", "spin %d" % cfg.job_usec]
+    if not cfg.shipped_defaults:  # scaled: workers reaped within a second
+        argv += ["--worker-timeout", "1s", "--worker-heartbeat", "300ms"]
     if cfg.seed_inventory and name == run.members_order[0]:
         argv += ["--seed-inventory", str(cfg.seed_inventory)]
     env = {"WATCHDOG_USEC": str(cfg.watchdog_ms * 1000)} if cfg.watchdog_ms else {}
@@ -154,8 +155,9 @@ def worker(run, name, cfg):
     for m in run.members_order:
         argv += ["--coordinator", "%s:%d" % (run.net.hosts[m], COORDINATOR_PORT)]
     argv += ["--identity", name, "--tls-cert", "%s/%s.pem" % (pki, name), "--tls-key",
-             "%s/%s.key" % (pki, name), "--tls-ca", pki + "/ca.pem",
-             "--coordinator-timeout", "1s", "--heartbeat", "300ms", "--reconnect-max", "300ms"]
+             "%s/%s.key" % (pki, name), "--tls-ca", pki + "/ca.pem"]
+    if not cfg.shipped_defaults:
+        argv += ["--coordinator-timeout", "1s", "--heartbeat", "300ms", "--reconnect-max", "300ms"]
     return Proc(run, name, name, argv)
 
 

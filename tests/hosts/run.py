@@ -6,7 +6,7 @@ network namespace of its own; a schedule of nemeses drawn from the seed;
 the history written to OUT/history.jsonl and checked by checker.py.
 
   run.py --bin-dir DIR [--seed N] [--duration S] [--nemeses a,b,...]
-         [--async] [--out DIR] [--keep]
+         [--async] [--shipped-defaults] [--latency-run S] [--out DIR] [--keep]
 
 Exit 0: the checker found the history clean; 1: it did not (or the run
 broke); 77: this machine cannot make namespaces (not root, no ip netns).
@@ -52,6 +52,15 @@ class Config:
     sync = True
     latency_on = "all"
     cut_s = 0  # leader-cut-store: 0 = drawn from the seed
+    gap_leases = (0.5, 1.5)  # quiet between nemeses after the recovery, in leases
+    shipped_defaults = False  # the daemons' own lease, poll and peer timeouts instead
+
+    def use_shipped_defaults(self):
+        """The times a user gets without options: lease 15 s, election
+        poll 2 s, the coordinator's and the worker's own peer timeouts
+        (the watchdog is the shipped WatchdogSec already)."""
+        self.shipped_defaults = True
+        self.lease_ms, self.poll_ms = 15000, 2000
 
 
 def skip(why):
@@ -221,7 +230,7 @@ def schedule(run, rng, names, duration, count):
     done = 0
     while (done < count) if count else (time.monotonic() < end - 2 * run.cfg.lease_ms / 1000):
         done += 1
-        run.sleep(rng.uniform(1.0, 2.5) * run.cfg.lease_ms / 1000)
+        run.sleep(rng.uniform(*run.cfg.gap_leases) * run.cfg.lease_ms / 1000)
         name = rng.choice(names)
         if not run.current_leader()[0]:
             run.history.note("no leader: nemesis %s not started" % name)
@@ -243,12 +252,16 @@ def main():
                     help="asynchronous replication, declared acceptable to the members")
     ap.add_argument("--latency-run", type=float, default=0,
                     help="instead of a schedule: S seconds quiet, then S seconds of latency and loss")
+    ap.add_argument("--latency-quiet", type=float, default=None,
+                    help="with --latency-run: how long the quiet part lasts (default as long as the latency)")
     ap.add_argument("--cut-seconds", type=float, default=0,
                     help="how long leader-cut-store lasts (default: 2 to 3 leases, seeded)")
     ap.add_argument("--latency-on", choices=("all", "members"), default="all",
                     help="whose outgoing packets the latency nemesis holds (default all hosts)")
     ap.add_argument("--sigpipe-default", action="store_true",
                     help="start the daemons with SIGPIPE's default action (a shell's), not ignored (systemd's)")
+    ap.add_argument("--shipped-defaults", action="store_true",
+                    help="the daemons' shipped times (lease 15 s, poll 2 s, their peer timeouts), not scaled ones")
     ap.add_argument("--settle", type=float, default=60)
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep", action="store_true")
@@ -261,6 +274,8 @@ def main():
     cfg.cut_s = args.cut_seconds
     cfg.jobs = args.jobs
     cfg.latency_on = args.latency_on
+    if args.shipped_defaults:
+        cfg.use_shipped_defaults()
     if args.seed is None and os.environ.get("SDLIVE_HOSTS_SEED"):
         args.seed = int(os.environ["SDLIVE_HOSTS_SEED"])
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
@@ -281,7 +296,7 @@ def main():
     try:
         run.setup()
         if args.latency_run:
-            run.sleep(args.latency_run)
+            run.sleep(args.latency_run if args.latency_quiet is None else args.latency_quiet)
             nemesis.Nemeses(run).latency(rng, cfg, seconds=args.latency_run)
             run.sleep(2)
         else:
