@@ -1,8 +1,8 @@
 # The etcd rows of cluster-defaults.sh (sourced by it with backend etcd,
 # after row 5: WatchdogSec is still raised to 60 s by the host-loss
-# drop-in, so no watchdog ends a pause here). Uses its helpers and
-# etcd_do (etcd-cluster.sh on the test's cluster), and etcd-faults.sh.
-source "$(dirname -- "${BASH_SOURCE[0]}")/etcd-faults.sh"
+# drop-in, so no watchdog ends a pause here). Uses its helpers, etcd_do
+# (etcd-cluster.sh on the test's cluster) and etcd-faults.sh (which it
+# sourced).
 KEEPALIVE_MS=$((LEASE_MS / 3)) MARGIN_MS=$((LEASE_MS / 8))
 # etcd deletes an expired lease's keys on its own tick of 500 ms.
 ETCD_TICK_MS=500
@@ -27,10 +27,8 @@ sleep 2
 kill -CONT "$pid"
 harness_wait 10 "$leader notices the loss" log_since "$leader" "$offset" 'lease lost'
 harness_wait 10 "$leader waits again" log_since "$leader" "$offset" "standby: lease \"cluster\" held by $standby"
-rejected=$(tail -n "+$((offset + 1))" -- "$(log_of "$leader")" | grep -c 'write rejected by fencing' || true)
-stopped=$(tail -n "+$((offset + 1))" -- "$(log_of "$leader")" | grep -c 'the deadline for acting passed\|lease expired' || true)
-((rejected + stopped >= 1)) ||
-  harness_fail "$leader resumed with neither a write rejected by the token nor its deadline for acting passed"
+harness_resumed_fenced "$leader" "$(log_of "$leader")" "$offset" 'write rejected by fencing' \
+  'the deadline for acting passed\|lease expired'
 (($(generation) > gen)) || harness_fail "no new token after the pause"
 holder_is "$standby" || harness_fail "$standby lost the lease to the resumed $leader"
 check_bound "paused past the TTL, resumed" "$ms" "$((LEASE_MS + ETCD_TICK_MS))" "L + etcd tick + N"
@@ -66,51 +64,11 @@ printf '%-34s %6s      %s\n' "etcd leader m$target partitioned" "-" \
 # 8 etcd's quorum lost ---------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
 offset=$(log_lines "$leader") standby_offset=$(log_lines "$standby")
-member=$(bash "$etcd_sh" leader "$HARNESS_RUN") || harness_fail "no etcd leader"
-m1=$(((member + 1) % 3)) m2=$(((member + 2) % 3))
-etcd_do kill "$m1"
-etcd_do kill "$m2"
-t0=$(harness_now_us)
-# Our leader stops at the deadline of the last keep-alive etcd answered:
-# its send + L - M, before etcd's expiry (send + L). The etcd leader left
-# alone still answers keep-alives until it steps down: its check of the
-# quorum runs once per election timeout E (500 ms here), so up to 2 E
-# after the loss; no later send is answered.
+# etcd's election timeout E, as etcd-cluster.sh sets it.
 ETCD_ELECTION_MS=500
-stop_bound=$((LEASE_MS - MARGIN_MS + 2 * ETCD_ELECTION_MS))
-until log_since "$leader" "$offset" 'lease lost'; do
-  (($(harness_ms_since "$t0") <= stop_bound + SLACK_MS)) ||
-    harness_fail "$leader still leads $(harness_ms_since "$t0") ms into the quorum loss (bound L - L/8 + 2 E = ${stop_bound} ms)"
-  sleep 0.05
-done
-stop_ms=$(harness_ms_since "$t0")
-# Nobody leads while the quorum is gone, also past the TTL.
-outage_ms=$((LEASE_MS + 3000))
-while (($(harness_ms_since "$t0") < outage_ms)); do
-  for node in a b; do
-    o=$([[ $node == "$leader" ]] && echo "$offset" || echo "$standby_offset")
-    ! tail -n "+$((o + 1))" -- "$(log_of "$node")" | grep 'elected: leading' | grep -q . ||
-      harness_fail "$node was elected without etcd's quorum"
-  done
-  sleep 0.25
-done
-etcd_do up "$m1"
-etcd_do up "$m2"
-t1=$(harness_now_us)
-# A leader is one that was elected (the key alone may still be the
-# stopped leader's, kept by etcd until its lease runs out).
-elected_since() {
-  tail -n "+$(($([[ $1 == "$leader" ]] && echo "$offset" || echo "$standby_offset") + 1))" -- "$(log_of "$1")" |
-    grep -q 'elected: leading'
-}
-until elected_since a || elected_since b; do
-  (($(harness_ms_since "$t1") <= RETURN_BOUND_MS + SLACK_MS)) ||
-    harness_fail "no leader $((RETURN_BOUND_MS + SLACK_MS)) ms after the quorum came back (bound L + tick + 2 polls)"
-  sleep 0.05
-done
-back_ms=$(harness_ms_since "$t1")
+etcd_quorum_lost "$leader" "$standby" "$offset" "$standby_offset"
 new_leader=$(holder)
 [[ $(overlaps) == 0 ]] || harness_fail "two leaders' writes overlap: $(log_summary)"
-check_bound "etcd quorum lost: leader stops" "$stop_ms" "$stop_bound" "L - L/8 + 2 E (before expiry)"
-check_bound "etcd quorum back: a leader" "$back_ms" "$RETURN_BOUND_MS" "L + tick + 2 polls"
+check_bound "etcd quorum lost: leader stops" "$stop_ms" "$stop_bound" "L - M + 2 E (before expiry)"
+check_bound "etcd quorum back: a leader" "$back_ms" "$RETURN_BOUND_MS" "L + T + 2 P"
 echo "   (nobody elected over ${outage_ms} ms without quorum; $new_leader leads after it is back)"

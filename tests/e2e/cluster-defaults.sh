@@ -116,20 +116,11 @@ holder_is() { [[ $(holder) == "$1" ]]; }
 log_summary() { inspect | tail -n 1; }
 overlaps() { inspect | sed -n 's/.* overlaps=\([0-9]*\)$/\1/p'; }
 if [[ $backend == etcd ]]; then
-  # The holder straight from etcd's JSON gateway, first endpoint that
-  # answers (--inspect also sums the write log, which a leader's pass makes
-  # slow to read): the key's value and token.
-  etcd_key() {
-    local endpoint endpoints=${lease_url#etcd:}
-    for endpoint in ${endpoints//,/ }; do
-      curl -sf --max-time 0.5 -X POST "$endpoint/v3/kv/range" -d '{"key":"c2RsaXZlL2NsdXN0ZXIvbGVhZGVy"}' && return 0
-    done
-    return 1
-  }
-  # Empty, never a failure, while no endpoint answers (etcd electing): a
-  # failed probe would end the script under set -e without a word.
-  holder() { { etcd_key || true; } | sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | { base64 -d 2>/dev/null || true; }; }
-  generation() { { etcd_key || true; } | sed -n 's/.*"create_revision":"\([0-9]*\)".*/\1/p'; }
+  # The holder straight from etcd's JSON gateway (--inspect also sums the
+  # write log, which a leader's pass makes slow to read).
+  source "$(dirname -- "${BASH_SOURCE[0]}")/etcd-faults.sh"
+  holder() { etcd_holder; }
+  generation() { etcd_generation; }
 fi
 # On this loaded 2-core machine starting systemctl and a probe take
 # hundreds of ms: the crash and stop rows are timed on the recorder's
@@ -149,6 +140,14 @@ takeover_ms() {
     sleep 0.02
   done
   harness_ms_since "$2"
+}
+
+# await_takeover <standby> <t0> <seconds> <fault>: until standby holds the
+# lease (harness_cluster_fault_row), the time the probe saw it printed.
+await_takeover() {
+  local probe_ms
+  probe_ms=$(takeover_ms "$1" "$2" "$3")
+  echo "   ($4: $probe_ms ms from before systemctl to the probe seeing $1)"
 }
 
 # expect_only_death <unit> <deaths of the other before>: the other member never died.
@@ -191,33 +190,13 @@ harness_wait 10 "b waits" log_since b 0 'standby: lease "cluster" held by a'
 echo "failure of the leader -> standby leads (shipped defaults, $backend):"
 
 # 1 crash ---------------------------------------------------------------------
-leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(harness_events_count)
-t0=$(harness_now_us)
-systemctl --user kill --signal=SIGKILL -- "$(unit_of "$leader")"
-ms=$(takeover_ms "$standby" "$t0" 20)
-echo "   (SIGKILL: $ms ms from before systemctl to the probe seeing $standby)"
-ms=$(harness_event_ms "$ev" manager.log "^$(unit_of "$leader"): Sen[dt].* signal SIGKILL" "$(unit_of "$standby").log" 'elected: leading')
-log_since "$leader" "$offset" "released after its holder's death" || harness_fail "$leader: the release step did not release"
 goal=$(case $backend in postgresql) echo 1000 ;; etcd) echo 500 ;; *) echo 1500 ;; esac)
+harness_cluster_fault_row crash 20 "$goal"
 ((ms <= goal)) || harness_fail "crash failover ${ms} ms > goal ${goal} ms"
-check_bound "SIGKILL (crash)" "$ms" "$goal" "R + N (goal)"
-rejoin "$leader" "$offset"
-expect_alive "$(unit_of "$standby")" "$sd"
 
 # 2 clean stop ----------------------------------------------------------------
-leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(harness_events_count)
-t0=$(harness_now_us)
-systemctl --user stop "$(unit_of "$leader")"
-ms=$(takeover_ms "$standby" "$t0" 10)
-echo "   (stop: $ms ms from before systemctl to the probe seeing $standby)"
-ms=$(harness_event_ms "$ev" manager.log "^$(unit_of "$leader"): Changed running -> stop-sigterm" "$(unit_of "$standby").log" 'elected: leading')
+harness_cluster_fault_row stop 10 500
 ((ms <= 500)) || harness_fail "failover after a stop ${ms} ms > 500 ms"
-check_bound "systemctl stop" "$ms" 500 "stop + N (goal)"
-harness_start_units "$(unit_of "$leader")"
-rejoin "$leader" "$offset"
-expect_alive "$(unit_of "$standby")" "$sd"
 
 # 3 wedge ---------------------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
@@ -230,12 +209,7 @@ bound=$((STALE_MS + 2 * CHECK_MS + PET_MS))
 log_since "$leader" "$offset" 'health gate closed' || harness_fail "$leader: the gate never closed"
 ((ms <= 15000)) || harness_fail "wedge failover ${ms} ms > goal 15000 ms"
 check_bound "main loop wedged" "$ms" "$bound" "W/2 + 2 W/8 + W/6 + N"
-harness_wait 30 "the watchdog kills the wedged $leader" bash -c "(( \$(wc -l < '$HARNESS_LOG_DIR/deaths/$unit') > $deaths ))"
-rm -f -- "$(harness_wedge_file "$unit")"
-[[ $(harness_deaths "$unit" | tail -n 1) =~ ^watchdog\ (killed|dumped)\ ABRT$ ]] ||
-  harness_fail "$unit: died as \"$(harness_deaths "$unit" | tail -n 1)\", expected watchdog ABRT"
-rejoin "$leader" "$offset"
-expect_alive "$(unit_of "$standby")" "$sd"
+harness_cluster_wedge_ends "$leader" "$offset" "$deaths" "$sd" 30
 
 # 4 pause past the lease -----------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")

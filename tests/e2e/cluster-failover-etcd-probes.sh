@@ -1,21 +1,11 @@
 # shellcheck shell=bash
 # The probes of cluster-failover-etcd.sh (sourced by it once its variables
-# are set: lease_url, KEY64, db):
-# the leader key straight from etcd's JSON gateway, the SQLite store's
-# write log and token mark.
+# are set: lease_url, db): the leader key straight from etcd's JSON gateway,
+# the SQLite store's write log and token mark.
 
-# etcd_post <path> <json>: the first endpoint that answers.
-etcd_post() {
-  local endpoint endpoints=${lease_url#etcd:}
-  for endpoint in ${endpoints//,/ }; do
-    curl -sf --max-time 0.5 -X POST "$endpoint$1" -d "$2" && return 0
-  done
-  return 1
-}
-etcd_key() { etcd_post /v3/kv/range "{\"key\":\"$KEY64\"}"; }
-# Empty, never a failure, while no endpoint answers (etcd electing).
-holder() { { etcd_key || true; } | sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | { base64 -d 2>/dev/null || true; }; }
-generation() { { etcd_key || true; } | sed -n 's/.*"create_revision":"\([0-9]*\)".*/\1/p'; }
+# The leader key straight from etcd (etcd-faults.sh, which the test sources).
+holder() { etcd_holder; }
+generation() { etcd_generation; }
 holder_is() { [[ $(holder) == "$1" ]]; }
 
 # The write log and the token mark, read straight from the SQLite store.

@@ -56,7 +56,6 @@ ETCD_ELECTION_MS=500 ETCD_TICK_MS=500
 RELEASE_MS=500
 # Measurement: the holder read from etcd every 20 ms by curl.
 SLACK_MS=300
-KEY=sdlive/cluster/leader KEY64=$(printf %s "$KEY" | base64)
 CLAIM='requeue in-flight jobs of every worker'
 # What a leader logs when its own deadline for acting stopped it (the
 # store's check before a write, the refresher's local expiry).
@@ -79,12 +78,8 @@ WORKERS=(sdlive-jobworker-1.service sdlive-jobworker-2.service)
 i=0
 for unit in "${WORKERS[@]}"; do
   i=$((i + 1))
-  cp -- "$HARNESS_UNIT_HOME/sdlive-worker.service" "$HARNESS_UNIT_HOME/$unit"
-  mkdir -p -- "$HARNESS_UNIT_HOME/$unit.d"
-  cp -- "$HARNESS_UNIT_HOME/sdlive-worker.service.d/10-e2e.conf" "$HARNESS_UNIT_HOME/$unit.d/"
-  harness_exec_start "$unit" --coordinator "$J/a.sock" --coordinator "$J/b.sock" --identity "w$i" \
+  harness_worker_copy "$unit" --coordinator "$J/a.sock" --coordinator "$J/b.sock" --identity "w$i" \
     --coordinator-timeout 1000ms --heartbeat 300ms --reconnect-max 300ms
-  harness_dropin "$unit" 30-jobs "User=sdlive-cluster"
 done
 jobs_field() { "$jobs_inspect" "$url" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 jobs_done_at_least() { local d; d=$(jobs_field done_count); ((${d:-0} >= $1)); }
@@ -130,6 +125,9 @@ takeover() {
   harness_wait 2 "the claim of $1's token $g raises the store's mark" mark_is "$g"
   TERMS+=("$g")
 }
+# await_takeover <standby> <t0 us> <seconds>: takeover from the token
+# before the fault (harness_cluster_fault_row).
+await_takeover() { takeover "$1" "$2" "$3" "$gen"; }
 # new_term_above <token>: someone holds the key with a larger token.
 new_term_above() { local g; g=$(generation); [[ -n $g ]] && ((g > $1)); }
 # writes_beyond_claim <token>: the term wrote more than its claim.
@@ -212,28 +210,10 @@ configure
 echo "failure of the leader -> standby leads (scaled: W=${WD_MS} ms, L=${LEASE_MS} ms, P=${POLL_MS} ms, etcd E=${ETCD_ELECTION_MS} ms):"
 
 # 1 SIGKILL -------------------------------------------------------------------
-leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(harness_events_count) gen=$(generation)
-t0=$(harness_now_us)
-systemctl --user kill --signal=SIGKILL -- "$(unit_of "$leader")"
-takeover "$standby" "$t0" 10 "$gen"
-ms=$(harness_event_ms "$ev" manager.log "^$(unit_of "$leader"): Sen[dt].* signal SIGKILL" "$(unit_of "$standby").log" 'elected: leading')
-log_since "$leader" "$offset" "released after its holder's death" || harness_fail "$leader: the release step did not release"
-check_bound "SIGKILL (crash)" "$ms" 500 "R + N (goal)"
-rejoin "$leader" "$offset"
-expect_alive "$(unit_of "$standby")" "$sd"
+harness_cluster_fault_row crash 10 500
 
 # 2 clean stop -------------------------------------------------------------------
-leader=$(holder) standby=$(other "$(holder)")
-offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") ev=$(harness_events_count) gen=$(generation)
-t0=$(harness_now_us)
-systemctl --user stop "$(unit_of "$leader")"
-takeover "$standby" "$t0" 10 "$gen"
-ms=$(harness_event_ms "$ev" manager.log "^$(unit_of "$leader"): Changed running -> stop-sigterm" "$(unit_of "$standby").log" 'elected: leading')
-check_bound "systemctl stop" "$ms" 500 "stop + N (goal)"
-harness_start_units "$(unit_of "$leader")"
-rejoin "$leader" "$offset"
-expect_alive "$(unit_of "$standby")" "$sd"
+harness_cluster_fault_row stop 10 500
 
 # 3 wedge ----------------------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
@@ -247,12 +227,7 @@ takeover "$standby" "$t0" 10 "$gen"
 ms=$(fault_to_elected "$ev" "$unit" wedge "$standby")
 log_since "$leader" "$offset" 'health gate closed' || harness_fail "$leader: the gate never closed"
 check_bound "main loop wedged (gate)" "$ms" "$((STALE_MS + 2 * CHECK_MS + PET_MS))" "S + 2 I + p + N"
-harness_wait 10 "the watchdog kills the wedged $leader" bash -c "(( \$(wc -l < '$HARNESS_LOG_DIR/deaths/$unit') > $deaths ))"
-rm -f -- "$(harness_wedge_file "$unit")"
-[[ $(harness_deaths "$unit" | tail -n 1) =~ ^watchdog\ (killed|dumped)\ ABRT$ ]] ||
-  harness_fail "$unit: died as \"$(harness_deaths "$unit" | tail -n 1)\", expected watchdog ABRT"
-rejoin "$leader" "$offset"
-expect_alive "$(unit_of "$standby")" "$sd"
+harness_cluster_wedge_ends "$leader" "$offset" "$deaths" "$sd" 10
 
 # 4 SIGSTOP ---------------------------------------------------------------------
 freeze_leader
@@ -275,7 +250,7 @@ offset=$(log_lines "$leader") sd=$(harness_death_count "$(unit_of "$standby")") 
 harness_wait 5 "$leader writes beyond its claim" writes_beyond_claim "$gen"
 ev=$(harness_events_count)
 harness_event "$(unit_of "$leader")" "fault: key deleted"
-etcd_post /v3/kv/deleterange "{\"key\":\"$KEY64\"}" >/dev/null || harness_fail "cannot delete the leader key"
+etcd_post /v3/kv/deleterange "{\"key\":\"$ETCD_LEADER_KEY64\"}" >/dev/null || harness_fail "cannot delete the leader key"
 t0=$(harness_now_us)
 takeover "$standby" "$t0" 5 "$gen"
 ms=$(fault_to_elected "$ev" "$(unit_of "$leader")" "key deleted" "$standby")
@@ -342,35 +317,8 @@ row "jobs (run 1, during rows 6 and 7)" "$jobs_during of $JOBS jobs done during 
 # 8 etcd's quorum lost -----------------------------------------------------------------
 leader=$(holder) standby=$(other "$(holder)")
 gen=$(generation) offset=$(log_lines "$leader") standby_offset=$(log_lines "$standby")
-member=$(bash "$etcd_sh" leader "$HARNESS_RUN") || harness_fail "no etcd leader"
-m1=$(((member + 1) % 3)) m2=$(((member + 2) % 3))
-etcd_do kill "$m1"
-etcd_do kill "$m2"
-t0=$(harness_now_us)
-stop_bound=$((LEASE_MS - MARGIN_MS + 2 * ETCD_ELECTION_MS))
-until log_since "$leader" "$offset" 'lease lost'; do
-  (($(harness_ms_since "$t0") <= stop_bound + SLACK_MS)) ||
-    harness_fail "$leader still leads $(harness_ms_since "$t0") ms into the quorum loss (bound L - M + 2 E = ${stop_bound} ms)"
-  sleep 0.05
-done
-stop_ms=$(harness_ms_since "$t0")
-outage_ms=$((LEASE_MS + 3000))
-elected_since() { tail -n "+$(($2 + 1))" -- "$(log_of "$1")" | grep -q 'elected: leading'; }
-while (($(harness_ms_since "$t0") < outage_ms)); do
-  ! elected_since "$leader" "$offset" && ! elected_since "$standby" "$standby_offset" ||
-    harness_fail "a member was elected without etcd's quorum"
-  sleep 0.25
-done
-etcd_do up "$m1"
-etcd_do up "$m2"
-t1=$(harness_now_us)
 RETURN_BOUND_MS=$((LEASE_MS + ETCD_TICK_MS + 2 * POLL_MS))
-until elected_since "$leader" "$offset" || elected_since "$standby" "$standby_offset"; do
-  (($(harness_ms_since "$t1") <= RETURN_BOUND_MS + SLACK_MS)) ||
-    harness_fail "no leader $((RETURN_BOUND_MS + SLACK_MS)) ms after the quorum came back"
-  sleep 0.05
-done
-back_ms=$(harness_ms_since "$t1")
+etcd_quorum_lost "$leader" "$standby" "$offset" "$standby_offset"
 harness_wait 5 "a new term after the quorum came back" new_term_above "$gen"
 new_gen=$(generation)
 harness_wait 2 "the claim of token $new_gen" mark_is "$new_gen"
@@ -384,9 +332,7 @@ freeze_leader
 sleep 1   # the new term writes before the old one wakes
 kill -CONT "$pid"
 harness_wait 10 "$leader waits again" log_since "$leader" "$offset" "standby: lease \"cluster\" held by $standby"
-rejected=$(tail -n "+$((offset + 1))" -- "$(log_of "$leader")" | grep -c "token $gen of $leader is lower than token" || true)
-stopped=$(tail -n "+$((offset + 1))" -- "$(log_of "$leader")" | grep -c "$DEADLINE_PASSED" || true)
-((rejected + stopped >= 1)) || harness_fail "$leader resumed with neither a write rejected by the token nor its deadline passed"
+harness_resumed_fenced "$leader" "$(log_of "$leader")" "$offset" "token $gen of $leader is lower than token" "$DEADLINE_PASSED"
 (($(wlog late "$gen" "$(generation)") == 0)) || harness_fail "writes of the deposed token $gen after the new term's first"
 holder_is "$standby" || harness_fail "$standby lost the lease to the resumed $leader"
 check_bound "paused past the TTL, resumed" "$ms" "$((LEASE_MS + ETCD_TICK_MS))" "L + T + N"

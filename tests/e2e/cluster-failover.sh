@@ -240,10 +240,8 @@ harness_wait 5 "$leader waits again" log_since "$leader" "$offset" "standby: lea
 # finds the lease's local expiry passed and marks it lost (whichever the
 # resumed process meets first). Neither: a deposed write was accepted or
 # never looked at.
-rejected=$(tail -n "+$((offset + 1))" -- "$(log_of "$leader")" | grep -c 'write rejected by fencing' || true)
-stopped=$(tail -n "+$((offset + 1))" -- "$(log_of "$leader")" | grep -cE 'the deadline for acting passed|lease expired: ' || true)
-((rejected + stopped >= 1)) ||
-  harness_fail "$leader resumed with neither a fenced write rejected nor its local deadline passed"
+harness_resumed_fenced "$leader" "$(log_of "$leader")" "$offset" 'write rejected by fencing' \
+  'the deadline for acting passed\|lease expired: '
 [[ $(overlaps) == 0 ]] || harness_fail "two leaders' writes overlap: $(inspect)"
 harness_expect "$(unit_of "$leader")" ActiveState active
 echo "3. $leader paused past its lease: $standby led after ${ms} ms; on resume $rejected write(s) rejected by" \

@@ -64,12 +64,8 @@ done
 i=0
 for unit in "${WORKERS[@]}"; do
   i=$((i + 1))
-  cp -- "$HARNESS_UNIT_HOME/sdlive-worker.service" "$HARNESS_UNIT_HOME/$unit"
-  mkdir -p -- "$HARNESS_UNIT_HOME/$unit.d"
-  cp -- "$HARNESS_UNIT_HOME/sdlive-worker.service.d/10-e2e.conf" "$HARNESS_UNIT_HOME/$unit.d/"
-  harness_exec_start "$unit" --coordinator "$J/a.sock" --coordinator "$J/b.sock" --identity "w$i" \
+  harness_worker_copy "$unit" --coordinator "$J/a.sock" --coordinator "$J/b.sock" --identity "w$i" \
     --coordinator-timeout ${TIMEOUT_MS}ms --heartbeat ${HEARTBEAT_MS}ms --reconnect-max 300ms
-  harness_dropin "$unit" 30-jobs "User=sdlive-cluster"
 done
 harness_reload
 

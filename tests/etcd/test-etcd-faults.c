@@ -31,30 +31,64 @@ static int a_follower(void) {
         return (etcd_cluster_leader() + 1) % 3;
 }
 
+/* A key held under a lease through a client that talks to one member
+ * first. */
+struct held_key {
+        struct etcd_client *c;
+        struct etcd_lease l;
+        const char *key;
+        struct etcd_holder h;
+};
+
+/* Acquires a unique key named name under a lease of ttl_sec through a
+ * client on member first; fails the test unless it holds it. */
+static struct held_key hold_through(int member, int64_t ttl_sec, const char *name) {
+        struct held_key x = { .c = client_on(endpoints_from(member)) };
+
+        x.l = grant_ok(x.c, ttl_sec);
+        x.key = unique_key(name);
+        assert_int_equal(etcd_acquire(x.c, x.key, "node-a", x.l.id, BUDGET, &x.h), 1);
+        return x;
+}
+
+/* Kills member, then sends one keep-alive of x's lease with budget, which
+ * must be answered (into *ka); returns the ms it took. */
+static int64_t keepalive_after_kill(struct held_key *x, int member, uint64_t budget, struct etcd_lease *ka) {
+        int64_t start;
+
+        etcd_cluster("kill", member);
+        start = monotonic_ms();
+        assert_int_equal(etcd_lease_keepalive(x->c, x->l.id, budget, ka), 0);
+        return monotonic_ms() - start;
+}
+
+/* x's key is still held under its lease with the same token; then member
+ * comes back up, the key is released and the client closed. */
+static void still_held_then_release(struct held_key *x, int member) {
+        struct etcd_holder read;
+
+        assert_int_equal(etcd_read(x->c, x->key, BUDGET, &read), 0);
+        assert_true(read.held);
+        assert_int_equal(read.create_revision, x->h.create_revision);
+        assert_int_equal(read.lease, x->l.id);
+
+        etcd_cluster("up", member);
+        assert_int_equal(etcd_release(x->c, x->key, x->h.create_revision, x->l.id, BUDGET), 0);
+        etcd_client_close(x->c);
+}
+
 static void test_member_killed_fails_over(void **state) {
         int f = a_follower();
-        struct etcd_client *c = client_on(endpoints_from(f));
-        struct etcd_lease l = grant_ok(c, 10), ka;
-        const char *key = unique_key("killed");
-        struct etcd_holder h, read;
-        int64_t start, took;
+        struct held_key x = hold_through(f, 10, "killed");
+        struct etcd_lease ka;
+        int64_t took;
 
-        assert_int_equal(etcd_acquire(c, key, "node-a", l.id, BUDGET, &h), 1);
-        assert_string_equal(etcd_current_endpoint(c), etcd_env.member[f]);
-        etcd_cluster("kill", f);
-
-        start = monotonic_ms();
-        assert_int_equal(etcd_lease_keepalive(c, l.id, 2 * SEC, &ka), 0);
-        took = monotonic_ms() - start;
+        assert_string_equal(etcd_current_endpoint(x.c), etcd_env.member[f]);
+        took = keepalive_after_kill(&x, f, 2 * SEC, &ka);
         printf("keep-alive failed over from a killed member in %lld ms\n", (long long) took);
         assert_true(took < 1000);
-        assert_string_not_equal(etcd_current_endpoint(c), etcd_env.member[f]);
-        assert_int_equal(etcd_read(c, key, BUDGET, &read), 0);
-        assert_int_equal(read.create_revision, h.create_revision);
-
-        etcd_cluster("up", f);
-        assert_int_equal(etcd_release(c, key, h.create_revision, l.id, BUDGET), 0);
-        etcd_client_close(c);
+        assert_string_not_equal(etcd_current_endpoint(x.c), etcd_env.member[f]);
+        still_held_then_release(&x, f);
 }
 
 /* A member that accepts connections and never answers gets its share of
@@ -101,27 +135,14 @@ static void test_silent_member_gets_its_share(void **state) {
  * with the same token; no spurious loss. */
 static void test_etcd_leader_killed_keeps_lease(void **state) {
         int leader = etcd_cluster_leader();
-        struct etcd_client *c = client_on(endpoints_from(leader));
-        struct etcd_lease l = grant_ok(c, 5), ka;
-        const char *key = unique_key("leader-killed");
-        struct etcd_holder h, read;
-        int64_t start, took;
+        struct held_key x = hold_through(leader, 5, "leader-killed");
+        struct etcd_lease ka;
+        int64_t took;
 
-        assert_int_equal(etcd_acquire(c, key, "node-a", l.id, BUDGET, &h), 1);
-        etcd_cluster("kill", leader);
-        start = monotonic_ms();
-        assert_int_equal(etcd_lease_keepalive(c, l.id, BUDGET, &ka), 0);
-        took = monotonic_ms() - start;
+        took = keepalive_after_kill(&x, leader, BUDGET, &ka);
         printf("keep-alive answered %lld ms after the etcd leader was killed\n", (long long) took);
-        assert_true(ka.ttl_sec == l.ttl_sec);
-        assert_int_equal(etcd_read(c, key, BUDGET, &read), 0);
-        assert_true(read.held);
-        assert_int_equal(read.create_revision, h.create_revision);
-        assert_int_equal(read.lease, l.id);
-
-        etcd_cluster("up", leader);
-        assert_int_equal(etcd_release(c, key, h.create_revision, l.id, BUDGET), 0);
-        etcd_client_close(c);
+        assert_true(ka.ttl_sec == x.l.ttl_sec);
+        still_held_then_release(&x, leader);
 }
 
 /* Two members of three stopped: no call can succeed, and none waits past

@@ -32,6 +32,20 @@ static int64_t wait_deleted(struct etcd_watch *w, int64_t timeout_ms) {
         return -1;
 }
 
+/* After a's lease lost_lease is gone: a's keep-alive says lost, and b
+ * acquires key with its lease with a token larger than a's old_token, then
+ * releases it. */
+static void standby_takes_over(struct etcd_client *a, int64_t lost_lease, struct etcd_client *b, int64_t lease,
+                               const char *key, int64_t old_token) {
+        struct etcd_lease ka;
+        struct etcd_holder h;
+
+        assert_int_equal(etcd_lease_keepalive(a, lost_lease, BUDGET, &ka), -ESTALE);
+        assert_int_equal(etcd_acquire(b, key, "node-b", lease, BUDGET, &h), 1);
+        assert_true(h.create_revision > old_token);
+        assert_int_equal(etcd_release(b, key, h.create_revision, lease, BUDGET), 0);
+}
+
 static void test_acquire_and_holder_seen(void **state) {
         struct etcd_client *a = client_on(NULL), *b = client_on(NULL);
         struct etcd_lease la = grant_ok(a, 10), lb = grant_ok(b, 10);
@@ -181,9 +195,9 @@ static void test_token_strictly_increasing(void **state) {
  * watch wakes at once and it acquires with a larger token. */
 static void test_lost_lease_revoked_wakes_standby(void **state) {
         struct etcd_client *a = client_on(NULL), *b = client_on(NULL), *op = client_on(NULL);
-        struct etcd_lease la = grant_ok(a, 30), lb, ka;
+        struct etcd_lease la = grant_ok(a, 30), lb;
         const char *key = unique_key("revoked");
-        struct etcd_holder ha, hb, seen;
+        struct etcd_holder ha, seen;
         struct etcd_watch *w;
         int64_t revoked, woke;
 
@@ -202,10 +216,7 @@ static void test_lost_lease_revoked_wakes_standby(void **state) {
         assert_int_equal(etcd_watch_step(w, 0), 1); /* stays reported */
         etcd_watch_close(w);
 
-        assert_int_equal(etcd_lease_keepalive(a, la.id, BUDGET, &ka), -ESTALE);
-        assert_int_equal(etcd_acquire(b, key, "node-b", lb.id, BUDGET, &hb), 1);
-        assert_true(hb.create_revision > ha.create_revision);
-        assert_int_equal(etcd_release(b, key, hb.create_revision, lb.id, BUDGET), 0);
+        standby_takes_over(a, la.id, b, lb.id, key, ha.create_revision);
         etcd_client_close(a);
         etcd_client_close(b);
         etcd_client_close(op);
@@ -218,7 +229,7 @@ static void test_lost_keepalive_expires_after_deadline(void **state) {
         struct etcd_client *a = client_on(NULL), *b = client_on(NULL);
         struct etcd_lease la = grant_ok(a, 2), lb = grant_ok(b, 10), ka;
         const char *key = unique_key("expired");
-        struct etcd_holder ha, hb, seen;
+        struct etcd_holder ha, seen;
         struct etcd_watch *w;
         int64_t deadline, woke;
 
@@ -239,10 +250,7 @@ static void test_lost_keepalive_expires_after_deadline(void **state) {
         assert_true(woke >= deadline);
         etcd_watch_close(w);
 
-        assert_int_equal(etcd_lease_keepalive(a, la.id, BUDGET, &ka), -ESTALE);
-        assert_int_equal(etcd_acquire(b, key, "node-b", lb.id, BUDGET, &hb), 1);
-        assert_true(hb.create_revision > ha.create_revision);
-        assert_int_equal(etcd_release(b, key, hb.create_revision, lb.id, BUDGET), 0);
+        standby_takes_over(a, la.id, b, lb.id, key, ha.create_revision);
         etcd_client_close(a);
         etcd_client_close(b);
 }

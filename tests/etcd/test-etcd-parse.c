@@ -124,6 +124,11 @@ static int run_parser(enum parser p, const char *text, size_t len) {
         return 0;
 }
 
+/* A grant answer with the ID id (JSON), and a range answer with one key
+ * of fields (JSON members). */
+#define GRANT_ID(id) {GRANT, "{" HDR ",\"ID\":" id ",\"TTL\":\"10\"}"}
+#define RANGE_KV(fields) {RANGE, "{" HDR ",\"kvs\":[{" fields "}]}"}
+
 static void test_garbage_answers(void **state) {
         static const struct {
                 enum parser p;
@@ -141,20 +146,20 @@ static void test_garbage_answers(void **state) {
                 {GRANT, "{\"header\":[],\"ID\":\"1\",\"TTL\":\"10\"}"},        /* header not an object */
                 {GRANT, "{" HDR ",\"TTL\":\"10\"}"},                           /* no ID */
                 {GRANT, "{" HDR ",\"ID\":\"1\"}"},                             /* no TTL */
-                {GRANT, "{" HDR ",\"ID\":\"0\",\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":\"-1\",\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":-1,\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":\"1x\",\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":\"\",\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":\" 1\",\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":\"9223372036854775808\",\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":\"99999999999999999999999\",\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":9223372036854775808,\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":1e300,\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":1.5,\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":true,\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":null,\"TTL\":\"10\"}"},
-                {GRANT, "{" HDR ",\"ID\":{},\"TTL\":\"10\"}"},
+                GRANT_ID("\"0\""),
+                GRANT_ID("\"-1\""),
+                GRANT_ID("-1"),
+                GRANT_ID("\"1x\""),
+                GRANT_ID("\"\""),
+                GRANT_ID("\" 1\""),
+                GRANT_ID("\"9223372036854775808\""),
+                GRANT_ID("\"99999999999999999999999\""),
+                GRANT_ID("9223372036854775808"),
+                GRANT_ID("1e300"),
+                GRANT_ID("1.5"),
+                GRANT_ID("true"),
+                GRANT_ID("null"),
+                GRANT_ID("{}"),
                 {GRANT, "{" HDR ",\"ID\":\"1\",\"TTL\":\"0\"}"},
                 {GRANT, "{\"header\":{\"revision\":\"-3\"},\"ID\":\"1\",\"TTL\":\"10\"}"},
                 {GRANT, "{\"header\":{\"revision\":[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]},\"ID\":\"1\",\"TTL\":\"1\"}"},
@@ -171,16 +176,16 @@ static void test_garbage_answers(void **state) {
                 {RANGE, "{" HDR ",\"kvs\":{}}"},
                 {RANGE, "{" HDR ",\"kvs\":[" KV "," KV "]}"},                 /* one key asked */
                 {RANGE, "{" HDR ",\"kvs\":[1]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":" KEY ",\"mod_revision\":\"6\"}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":" KEY ",\"create_revision\":\"0\",\"mod_revision\":\"6\"}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":" KEY ",\"create_revision\":\"7\",\"mod_revision\":\"6\"}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":\"\",\"create_revision\":\"5\",\"mod_revision\":\"6\"}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":\"!!!!\",\"create_revision\":\"5\",\"mod_revision\":\"6\"}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":\"abc\",\"create_revision\":\"5\",\"mod_revision\":\"6\"}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":\"a=bc\",\"create_revision\":\"5\",\"mod_revision\":\"6\"}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":" KEY ",\"value\":\"AAA=\",\"create_revision\":\"5\",\"mod_revision\":\"6\"}]}"},
-                {RANGE, "{" HDR ",\"kvs\":[{\"key\":" KEY ",\"value\":7,\"create_revision\":\"5\",\"mod_revision\":\"6\"}]}"},
+                RANGE_KV(""),
+                RANGE_KV("\"key\":" KEY ",\"mod_revision\":\"6\""),
+                RANGE_KV("\"key\":" KEY ",\"create_revision\":\"0\",\"mod_revision\":\"6\""),
+                RANGE_KV("\"key\":" KEY ",\"create_revision\":\"7\",\"mod_revision\":\"6\""),
+                RANGE_KV("\"key\":\"\",\"create_revision\":\"5\",\"mod_revision\":\"6\""),
+                RANGE_KV("\"key\":\"!!!!\",\"create_revision\":\"5\",\"mod_revision\":\"6\""),
+                RANGE_KV("\"key\":\"abc\",\"create_revision\":\"5\",\"mod_revision\":\"6\""),
+                RANGE_KV("\"key\":\"a=bc\",\"create_revision\":\"5\",\"mod_revision\":\"6\""),
+                RANGE_KV("\"key\":" KEY ",\"value\":\"AAA=\",\"create_revision\":\"5\",\"mod_revision\":\"6\""),
+                RANGE_KV("\"key\":" KEY ",\"value\":7,\"create_revision\":\"5\",\"mod_revision\":\"6\""),
                 {ACQUIRE, "{" HDR ",\"succeeded\":\"yes\",\"responses\":[]}"},
                 {ACQUIRE, "{" HDR ",\"succeeded\":true}"},
                 {ACQUIRE, "{" HDR ",\"succeeded\":true,\"responses\":[{\"response_range\":{" HDR ",\"kvs\":[" KV "]}}]}"},

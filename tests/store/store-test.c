@@ -17,6 +17,12 @@ int setup(void **state) {
         return 0;
 }
 
+int seeded_setup(void **state) {
+        setup(state);
+        assert_int_equal(store_seed_inventory(s, 6, 20, 8), 0);
+        return 0;
+}
+
 int teardown(void **state) {
         s = store_close(s);
         return 0;

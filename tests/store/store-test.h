@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by the store contract's test groups (test-store) and the job
- * path's guards (test-store-guards): the handle each test opens on the
- * backend under test, and helpers. */
+/* Shared by the store contract's test groups (test-store), the job path's
+ * guards (test-store-guards) and the fences by token (test-store-token):
+ * the handle each test opens on the backend under test, and helpers. */
 #ifndef SDLIVE_STORE_TEST_H
 #define SDLIVE_STORE_TEST_H
 
@@ -18,8 +18,13 @@ extern struct store *s;
 int setup(void **state);
 int teardown(void **state);
 
-/* A test case on that handle. */
+/* setup(), then the inventory seeded: node-00000 .. node-00007, blobs 3
+ * and 6 unreferenced, artifact-00000 and -00001 with versions 1..10. */
+int seeded_setup(void **state);
+
+/* A test case on that handle; on it with the inventory seeded. */
 #define STORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define SEEDED_STORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, seeded_setup, teardown)
 
 /* A second handle on the same store; fails the test if it cannot open. */
 struct store *open_other(void);
@@ -31,6 +36,22 @@ uint64_t acquire_ok(struct store *st, const char *name, const char *holder, uint
 struct store_fence lead_for(const char *holder, uint64_t ttl);
 /* lead_for(holder, 60 s). */
 struct store_fence lead(const char *holder);
+
+/* Fences by token (test-store-token.c). A fence by token on lease
+ * "cluster": holder writes with token. */
+struct store_fence by_token(const char *holder, uint64_t token);
+/* Whether node name is marked missing (read through s). */
+bool node_missing(const char *name);
+/* Write-log rows of lease, and the whole summary checked to have no
+ * overlap. */
+uint64_t log_entries(const char *lease);
+/* The highest token the store recorded for lease "cluster", read with a
+ * raw connection (-1: none). */
+long long token_mark(void);
+/* PostgreSQL: a writer with a lower token blocked behind an uncommitted
+ * raise by a higher one (test-store-token-race.c). */
+void test_pg_race_statement_behind_batch(void **state);
+void test_pg_race_batch_behind_batch(void **state);
 
 /* Inventory and jobs (test-store-records.c). */
 void test_inventory_seed_and_iterate(void **state);

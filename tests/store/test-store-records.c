@@ -145,16 +145,24 @@ void test_inventory_fenced_updates(void **state) {
 /* ------------------------------------------------------------------ */
 
 
+/* Creates a run of total jobs under f and claims its first job for w1
+ * (job 0, attempt 1, into *job); returns the run's id. */
+static uint64_t run_with_first_claim(const struct store_fence *f, uint32_t total, struct store_job *job) {
+        uint64_t id;
+
+        assert_int_equal(store_run_create(s, f, total, &id), 0);
+        assert_int_equal(store_job_claim(s, f, id, "w1", job), 1);
+        assert_int_equal(job->job, 0);
+        assert_int_equal(job->attempt, 1);
+        return id;
+}
+
 void test_job_recorded_twice_counts_once(void **state) {
         struct store_fence f = lead("leader");
         struct store_job job;
         struct store_run run;
-        uint64_t id;
+        uint64_t id = run_with_first_claim(&f, 10, &job);
 
-        assert_int_equal(store_run_create(s, &f, 10, &id), 0);
-        assert_int_equal(store_job_claim(s, &f, id, "w1", &job), 1);
-        assert_int_equal(job.job, 0);
-        assert_int_equal(job.attempt, 1);
         assert_int_equal(job.status, STORE_JOB_ASSIGNED);
         assert_string_equal(job.worker, "w1");
 
@@ -178,10 +186,8 @@ void test_job_stale_attempt_refused(void **state) {
         struct store_fence f = lead("leader");
         struct store_job job;
         struct store_run run;
-        uint64_t id;
+        uint64_t id = run_with_first_claim(&f, 2, &job);
 
-        assert_int_equal(store_run_create(s, &f, 2, &id), 0);
-        assert_int_equal(store_job_claim(s, &f, id, "w1", &job), 1);
         assert_int_equal(store_jobs_requeue(s, &f, "w1"), 1);
         assert_int_equal(store_job_claim(s, &f, id, "w2", &job), 1);
         assert_int_equal(job.job, 0);

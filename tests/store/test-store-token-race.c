@@ -7,7 +7,7 @@
  * two connections; the new leader's batch is held open in its `inside`
  * hook until the old writer is seen waiting for the lock. */
 
-#include "test-store-token.h"
+#include "store-test.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -9,7 +9,7 @@
  * a new one's uncommitted raise. Run once per backend: test-store-token
  * sqlite, test-store-token postgresql PG_SERVER_SH STATE_DIR. */
 
-#include "test-store-token.h"
+#include "store-test.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -21,23 +21,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-
-struct store *s;
-
-int token_setup(void **state) {
-        test_env_reset();
-        if (store_open(test_env.url, &s) < 0)
-                fail_msg("store_open(%s): %s", test_env.url, store_errmsg(NULL));
-        /* node-00000 .. node-00007, blobs 3 and 6 unreferenced,
-         * artifact-00000 and -00001 with versions 1..10. */
-        assert_int_equal(store_seed_inventory(s, 6, 20, 8), 0);
-        return 0;
-}
-
-int token_teardown(void **state) {
-        s = store_close(s);
-        return 0;
-}
 
 struct store_fence by_token(const char *holder, uint64_t token) {
         return (struct store_fence) { .lease = "cluster", .holder = holder, .generation = token, .by_token = true };
@@ -297,17 +280,16 @@ static void test_token_through_a_handle_on_a_replaced_store(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_lower_equal_higher_token, token_setup, token_teardown),
-                cmocka_unit_test_setup_teardown(test_every_fenced_call_by_token, token_setup, token_teardown),
-                cmocka_unit_test_setup_teardown(test_token_and_lease_fences_mixed, token_setup, token_teardown),
-                cmocka_unit_test_setup_teardown(test_deadline_with_token, token_setup, token_teardown),
-                cmocka_unit_test_setup_teardown(test_store_made_before_tokens, token_setup, token_teardown),
-                cmocka_unit_test_setup_teardown(test_token_through_a_handle_on_a_replaced_store, token_setup,
-                                                token_teardown),
+                SEEDED_STORE_TEST(test_lower_equal_higher_token),
+                SEEDED_STORE_TEST(test_every_fenced_call_by_token),
+                SEEDED_STORE_TEST(test_token_and_lease_fences_mixed),
+                SEEDED_STORE_TEST(test_deadline_with_token),
+                SEEDED_STORE_TEST(test_store_made_before_tokens),
+                SEEDED_STORE_TEST(test_token_through_a_handle_on_a_replaced_store),
         };
         const struct CMUnitTest pg_tests[] = {
-                cmocka_unit_test_setup_teardown(test_pg_race_statement_behind_batch, token_setup, token_teardown),
-                cmocka_unit_test_setup_teardown(test_pg_race_batch_behind_batch, token_setup, token_teardown),
+                SEEDED_STORE_TEST(test_pg_race_statement_behind_batch),
+                SEEDED_STORE_TEST(test_pg_race_batch_behind_batch),
         };
         int r, failed;
 

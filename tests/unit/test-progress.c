@@ -15,6 +15,17 @@
 
 #include "progress-test.h"
 
+/* What was sent since the last collect(): keepalives keepalives and one
+ * STATUS= that names loop, the stalled one. */
+static sent stall_reported(fixture *f, unsigned keepalives, const char *loop) {
+        sent s = collect(f);
+
+        assert_int_equal(s.keepalives, keepalives);
+        assert_int_equal(s.statuses, 1);
+        assert_non_null(strstr(s.status, loop));
+        return s;
+}
+
 static void test_stall_withholds_and_recovers(void **state) {
         fixture *f = *state;
         sdlive_progress *p = armed_loop(f, 0, "executor", 30 * SEC);
@@ -46,11 +57,8 @@ static void test_stall_withholds_and_recovers(void **state) {
         assert_true(pet(f) > 0);
         /* ...then past it: the keepalive is withheld, STATUS= names the loop. */
         assert_int_equal(next_pet(f), 0);
-        s = collect(f);
-        assert_int_equal(s.keepalives, 2);
-        assert_int_equal(s.statuses, 1);
+        s = stall_reported(f, 2, "executor");
         print_message("stall status: \"%s\"\n", s.status);
-        assert_non_null(strstr(s.status, "executor"));
         assert_true(sdlive_progress_stalled(f->d, name, sizeof(name)) > 0);
         assert_string_equal(name, "executor");
 
@@ -87,10 +95,7 @@ static void test_stall_withholds_and_recovers(void **state) {
         for (int i = 0; i < 2; i++)
                 assert_true(next_pet(f) > 0);
         assert_int_equal(next_pet(f), 0);
-        s = collect(f);
-        assert_int_equal(s.keepalives, 2);
-        assert_int_equal(s.statuses, 1);
-        assert_non_null(strstr(s.status, "executor"));
+        (void) stall_reported(f, 2, "executor");
         sdlive_progress_unregister(p);
 }
 
@@ -118,19 +123,36 @@ static void test_parked_loop_does_not_count(void **state) {
         sdlive_progress_unregister(p);
 }
 
+/* armed(), a loop "stuck" that never beats and a loop "busy" that beats
+ * at every pet, both with limit_usec; one pet interval after another, the
+ * pets send while stuck is silent within its limit, and the first past it
+ * is withheld with stuck reported stalled. */
+static void stall_beside_a_busy_loop(fixture *f, uint64_t limit_usec, sdlive_progress **stuck,
+                                     sdlive_progress **busy) {
+        uint64_t silent;
+
+        *stuck = armed_loop(f, 0, "stuck", limit_usec);
+        *busy = registered_loop(f, "busy", limit_usec);
+        assert_true(pet(f) > 0);
+        for (silent = 10 * SEC; silent <= limit_usec; silent += 10 * SEC) {
+                harness_clock_advance(&f->c, 10 * SEC);
+                sdlive_progress_beat(*busy);
+                assert_true(pet(f) > 0);
+        }
+        harness_clock_advance(&f->c, 10 * SEC);
+        sdlive_progress_beat(*busy);
+        assert_int_equal(pet(f), 0);
+        assert_true(sdlive_progress_stalled(f->d, NULL, 0) > 0);
+}
+
 /* While one loop is stalled, beats of a healthy loop change nothing (the
  * schedule stays one pet per interval); the stalled loop's own beat makes
  * the very next pet send. */
 static void test_only_the_stalled_loop_hastens_recovery(void **state) {
         fixture *f = *state;
-        sdlive_progress *stuck = armed_loop(f, 0, "stuck", 15 * SEC);
-        sdlive_progress *busy = registered_loop(f, "busy", 15 * SEC);
+        sdlive_progress *stuck, *busy;
 
-        assert_true(pet(f) > 0);
-        sdlive_progress_beat(busy);
-        assert_true(next_pet(f) > 0);     /* stuck: silent 10 s, within 15 s */
-        sdlive_progress_beat(busy);
-        assert_int_equal(next_pet(f), 0); /* stuck: silent 20 s > 15 s */
+        stall_beside_a_busy_loop(f, 15 * SEC, &stuck, &busy);
         (void) collect(f);
 
         /* The healthy loop beats on; the schedule does not move and pets
@@ -173,11 +195,8 @@ static void test_trigger_on_stall_once(void **state) {
         assert_true(pet(f) > 0);
         for (int i = 0; i < 4; i++)
                 assert_int_equal(next_pet(f), 0);
-        s = collect(f);
-        assert_int_equal(s.keepalives, 1);
+        s = stall_reported(f, 1, "db");
         assert_int_equal(s.triggers, 1);
-        assert_int_equal(s.statuses, 1);
-        assert_non_null(strstr(s.status, "db"));
         sdlive_progress_unregister(p);
 }
 
@@ -193,14 +212,9 @@ static void test_no_trigger_without_flag(void **state) {
 
 static void test_unregister_releases_stall(void **state) {
         fixture *f = *state;
-        sdlive_progress *p = armed_loop(f, 0, "stuck", 5 * SEC);
-        sdlive_progress *q = registered_loop(f, "fine", 5 * SEC);
+        sdlive_progress *p, *q;
 
-        assert_true(pet(f) > 0);
-        harness_clock_advance(&f->c, 10 * SEC);
-        sdlive_progress_beat(q);
-        assert_int_equal(pet(f), 0);
-        assert_true(sdlive_progress_stalled(f->d, NULL, 0) > 0);
+        stall_beside_a_busy_loop(f, 5 * SEC, &p, &q);
 
         /* Gone: the stall is over and the next due pet sends. */
         assert_null(sdlive_progress_unregister(p));
