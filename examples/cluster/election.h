@@ -54,7 +54,10 @@ struct election {
 
 struct election_result {
         uint64_t generation;          /* the fencing token */
-        uint64_t acquired_at_usec;    /* CLOCK_MONOTONIC before the winning call */
+        /* CLOCK_MONOTONIC just before the statement that dated the won
+         * lease (after the winning call's other round trips), never
+         * later than the store's dating. */
+        uint64_t acquired_at_usec;
         /* etcd: the lease the key is attached to, and the first deadline
          * for acting, from the grant's answer (0 with the store's lease). */
         int64_t etcd_lease;

@@ -32,6 +32,7 @@ struct lease_holder {
         atomic_int state;         /* enum lease_state; written by the refresher only */
         atomic_uint gate_releases;
         atomic_uint_fast64_t refreshes;
+        atomic_uint_fast64_t failed_renewals;
         _Atomic uint64_t act_until_usec; /* the deadline; written by the refresher only */
         pthread_mutex_t lock;     /* guards reason while it is written */
         char reason[256];
@@ -56,6 +57,10 @@ const char *lease_holder_reason(const struct lease_holder *h) {
 
 uint64_t lease_holder_refreshes(const struct lease_holder *h) {
         return atomic_load(&h->refreshes);
+}
+
+uint64_t lease_holder_failed_renewals(const struct lease_holder *h) {
+        return atomic_load(&h->failed_renewals);
 }
 
 enum lease_state lease_holder_state(const struct lease_holder *h) {
@@ -142,8 +147,12 @@ static bool sleep_until(struct lease_holder *h, uint64_t until) {
         return poll(&p, 1, timeout_ms) > 0;
 }
 
+uint64_t lease_refresh_interval(const struct lease_config *c) {
+        return c->refresh_usec ? c->refresh_usec : c->ttl_usec / LEASE_RENEWALS_PER_TTL;
+}
+
 static uint64_t refresh_interval(const struct lease_config *c) {
-        return c->refresh_usec ? c->refresh_usec : c->ttl_usec / 3;
+        return lease_refresh_interval(c);
 }
 
 static uint64_t retry_interval(const struct lease_config *c) {
@@ -177,7 +186,9 @@ struct refresher {
         uint64_t next_check_usec; /* UINT64_MAX: no gate */
 };
 
-/* A call failed because the store is unavailable: retry soon, reconnecting. */
+/* A call failed because the store is unavailable: retry soon. The
+ * backend reconnects only if the failure says the connection is gone, not
+ * when a live one answered late or "lock timeout". */
 static void retry_later(struct lease_holder *h, const char *what, uint64_t started) {
         char left[DURATION_FORMAT_MAX];
 
@@ -211,6 +222,7 @@ static enum lease_state renew(struct lease_holder *h) {
                 h->next_refresh_usec = started + refresh_interval(c);
                 return LEASE_HOLDING;
         }
+        atomic_fetch_add(&h->failed_renewals, 1);
         switch (store_error_class(r)) {
         case STORE_LOST:
                 mark_lost(h, "lease generation %llu is no longer ours: %s",

@@ -4,7 +4,7 @@
 
 /*
  * Holding an acquired lease: a refresher thread, with its own store handle,
- * renews it every refresh interval (default ttl / 3) and reports its loss.
+ * renews it every refresh interval (default ttl / 6) and reports its loss.
  * It is a small state machine; only the refresher thread changes the state.
  *
  *   state      event                                  next
@@ -57,11 +57,11 @@ struct lease_config {
         const char *name;             /* lease name, e.g. "cluster" */
         const char *holder;
         uint64_t ttl_usec;
-        uint64_t refresh_usec;        /* 0: ttl / 3 */
+        uint64_t refresh_usec;        /* 0: ttl / LEASE_RENEWALS_PER_TTL */
         uint64_t health_stale_usec;   /* 0: no health gate */
         uint64_t health_check_usec;   /* 0: stale / 4 */
         unsigned health_checks;       /* consecutive observations; 0: 2 */
-        uint64_t lock_timeout_usec;   /* 0: a quarter of the refresh interval */
+        uint64_t lock_timeout_usec;   /* 0: lease_refresher_lock_timeout() */
         sdlive *d;                    /* whose keepalives the gate watches */
         /* NULL, or where a handle for the refresher waits, opened (with
          * lease_refresher_lock_timeout()) before the acquisition: a
@@ -73,15 +73,27 @@ struct lease_config {
         struct store **refresher_store;
 };
 
-/* The lock timeout of the refresher's handle: c->lock_timeout_usec, or
- * else a quarter of the refresh interval. */
+/* Renewals per lease time by default. A renewal is due one interval after
+ * the last one started, and the deadline for acting is that start +
+ * ttl - lease_act_margin(ttl): one renewal may take up to ttl - ttl/8 -
+ * ttl/6 (2.1 s of a 3 s lease, 10.6 s of 15 s) without ending the term,
+ * several round trips and TCP retransmissions on a slow, lossy network
+ * (with ttl / 3 it was 1.6 s of 3 s). */
+#define LEASE_RENEWALS_PER_TTL 6
+
+/* The refresh interval: c->refresh_usec, or ttl / LEASE_RENEWALS_PER_TTL. */
+uint64_t lease_refresh_interval(const struct lease_config *c);
+
+/* The lock timeout (etcd: the budget of a call) of the refresher's
+ * handle: c->lock_timeout_usec; else a quarter of c->refresh_usec when
+ * set; else a twelfth of the lease. */
 uint64_t lease_refresher_lock_timeout(const struct lease_config *c);
 
 struct lease_holder;
 
 /* Starts holding the lease acquired as `generation`. acquired_at_usec is
- * CLOCK_MONOTONIC taken just before the acquiring call (the deadline counts
- * from it). Returns 0, or -errno when the store cannot be opened or the
+ * CLOCK_MONOTONIC no later than the store dated the acquisition (the
+ * deadline counts from it): election_result.acquired_at_usec. Returns 0, or -errno when the store cannot be opened or the
  * thread cannot start (the lease is then not released: let it expire or
  * release it yourself). */
 int lease_holder_start(const struct lease_config *c, uint64_t generation,
@@ -127,6 +139,9 @@ const char *lease_holder_reason(const struct lease_holder *h);
 
 /* Renewals done so far (for tests and status). */
 uint64_t lease_holder_refreshes(const struct lease_holder *h);
+
+/* Renewal calls that failed so far, for whatever reason (for tests). */
+uint64_t lease_holder_failed_renewals(const struct lease_holder *h);
 
 enum lease_state {
         LEASE_HOLDING,

@@ -84,7 +84,6 @@ static void etcd_backend_close(void *ctx) {
 
 int lease_etcd_backend_open(const struct lease_config *c, uint64_t token, int64_t lease_id,
                             struct lease_backend *ret) {
-        uint64_t refresh = c->refresh_usec ? c->refresh_usec : c->ttl_usec / 3;
         struct etcd_backend *b;
         int r;
 
@@ -102,11 +101,11 @@ int lease_etcd_backend_open(const struct lease_config *c, uint64_t token, int64_
         b->token = (int64_t) token;
         b->lease = lease_id;
         b->ttl_usec = c->ttl_usec;
-        /* Each call within a quarter of the refresh interval, as the
-         * store's lock timeout (several tries fit before the deadline), and
+        /* Each call within the store's lock timeout for the refresher
+         * (several tries fit before the deadline), and
          * at most ETCD_CALL_MAX_USEC: the last release runs on the main
          * loop (lease_holder_stop()), which must not wait longer. */
-        b->budget_usec = c->lock_timeout_usec ? c->lock_timeout_usec : refresh / 4;
+        b->budget_usec = lease_refresher_lock_timeout(c);
         if (b->budget_usec > ETCD_CALL_MAX_USEC || b->budget_usec == 0)
                 b->budget_usec = ETCD_CALL_MAX_USEC;
         *ret = (struct lease_backend) {

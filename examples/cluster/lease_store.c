@@ -20,6 +20,7 @@ struct store_backend {
         const char *name, *holder;   /* the holder's config, which outlives this */
         uint64_t generation;
         uint64_t ttl_usec;
+        int last_result;             /* of the last renewal or release */
 };
 
 static int store_renew(void *ctx, uint64_t *ret_deadline_usec) {
@@ -27,7 +28,7 @@ static int store_renew(void *ctx, uint64_t *ret_deadline_usec) {
         uint64_t started = monotonic_usec();
         int r;
 
-        r = store_lease_refresh(b->store, b->name, b->holder, b->generation, b->ttl_usec);
+        r = b->last_result = store_lease_refresh(b->store, b->name, b->holder, b->generation, b->ttl_usec);
         if (r >= 0)
                 *ret_deadline_usec = lease_act_deadline(b->ttl_usec, started);
         return r;
@@ -36,7 +37,7 @@ static int store_renew(void *ctx, uint64_t *ret_deadline_usec) {
 static int store_give_back(void *ctx) {
         struct store_backend *b = ctx;
 
-        return store_lease_release(b->store, b->name, b->holder, b->generation);
+        return b->last_result = store_lease_release(b->store, b->name, b->holder, b->generation);
 }
 
 static const char *store_reason(const void *ctx) {
@@ -45,9 +46,20 @@ static const char *store_reason(const void *ctx) {
         return store_errmsg(b->store);
 }
 
+/* A slow store is not an unreachable one: a lock timeout, a cancelled
+ * statement or a serialization failure (-ETIMEDOUT, -EAGAIN) was answered
+ * on a connection that still works, and a reconnect (TCP, start-up, the
+ * session's settings, the identity: several round trips) would only make
+ * the next attempt later. A connection that timed out waiting for an
+ * answer was dropped by the call itself, and the next call connects
+ * again. Every other unavailability reconnects now. */
 static void store_reconnect_quietly(void *ctx) {
         struct store_backend *b = ctx;
 
+        if (b->last_result == -ETIMEDOUT || b->last_result == -EAGAIN) {
+                log_debug("keeping the lease store's connection: it answered (%s)", store_errmsg(b->store));
+                return;
+        }
         if (store_reconnect(b->store) < 0)
                 log_debug("reconnect failed: %s", store_errmsg(b->store));
 }
@@ -65,10 +77,10 @@ static void store_backend_close(void *ctx) {
 }
 
 uint64_t lease_refresher_lock_timeout(const struct lease_config *c) {
-        uint64_t refresh = c->refresh_usec ? c->refresh_usec : c->ttl_usec / 3;
-
         /* A refresh stuck behind a lock must not eat the lease. */
-        return c->lock_timeout_usec ? c->lock_timeout_usec : refresh / 4;
+        if (c->lock_timeout_usec)
+                return c->lock_timeout_usec;
+        return c->refresh_usec ? c->refresh_usec / 4 : c->ttl_usec / 12;
 }
 
 int lease_store_backend_open(const struct lease_config *c, uint64_t generation, struct lease_backend *ret) {

@@ -2,7 +2,8 @@
 /* The election loop on the injected clock against a real SQLite store: it
  * wins a free lease, waits on a held one without ever looking stalled, and
  * the spin fault (idling, petting, but no attempts) is seen as a stall;
- * the lease refresher's handle is opened before the winning attempt. */
+ * the lease refresher's handle is opened before the winning attempt; a
+ * won lease's first deadline counts from the statement that dated it. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "cluster-test-util.h"
 #include "election.h"
@@ -123,6 +125,55 @@ static void refresher_handle_is_open_when_the_lease_is_won(void **state) {
         store_close(spare);
 }
 
+struct unlocker {
+        sqlite3 *db;
+        uint64_t unlocked_at; /* monotonic, just before the lock goes */
+};
+
+static void *unlock_later(void *userdata) {
+        struct unlocker *u = userdata;
+
+        test_sleep_usec(300 * MSEC);
+        u->unlocked_at = monotonic_usec();
+        assert_int_equal(sqlite3_exec(u->db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+        return NULL;
+}
+
+/* The winning call waits 300 ms for another client's write lock before
+ * its acquiring statement can run (as on a slow network it waits for the
+ * identity read and the durability check): the term's first deadline
+ * counts from after that wait, just before the statement that dated the
+ * lease, not from before the call. */
+static void won_lease_counts_from_the_statement_that_dated_it(void **state) {
+        fixture *f = *state;
+        struct election_result won = { 0 };
+        struct unlocker u = { 0 };
+        uint64_t called, returned;
+        pthread_t thread;
+
+        f->es.s = temp_store_open(&f->es.t);
+        assert_int_equal(store_set_lock_timeout(f->es.s, 2 * SDLIVE_USEC_PER_SEC), 0);
+        assert_int_equal(sqlite3_open(f->es.t.path, &u.db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(u.db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        called = monotonic_usec();
+        assert_int_equal(pthread_create(&thread, NULL, unlock_later, &u), 0);
+        assert_int_equal(election_run(&f->es.e, &won), 1);
+        returned = monotonic_usec();
+        pthread_join(thread, NULL);
+        sqlite3_close(u.db);
+        print_message("the call began %llu ms before the lock went; the lease counts from %lld ms after it "
+                      "(the call returned %llu ms after it)\n",
+                      (unsigned long long) ((u.unlocked_at - called) / MSEC),
+                      (long long) ((int64_t) won.acquired_at_usec - (int64_t) u.unlocked_at) / (long long) MSEC,
+                      (unsigned long long) ((returned - u.unlocked_at) / MSEC));
+        /* The wait did happen inside the call... */
+        assert_true(u.unlocked_at - called >= 250 * MSEC);
+        /* ...and came not out of the lease: counted from after it, and
+         * no later than the call's end (the statement's dating). */
+        assert_true(won.acquired_at_usec >= u.unlocked_at);
+        assert_true(won.acquired_at_usec <= returned);
+}
+
 static void waiting_on_a_held_lease_is_progress(void **state) {
         fixture *f = *state;
         uint64_t generation;
@@ -171,6 +222,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(free_lease_is_won, setup, teardown),
                 cmocka_unit_test_setup_teardown(refresher_handle_is_open_when_the_lease_is_won, setup, teardown),
+                cmocka_unit_test_setup_teardown(won_lease_counts_from_the_statement_that_dated_it, setup, teardown),
                 cmocka_unit_test_setup_teardown(waiting_on_a_held_lease_is_progress, setup, teardown),
                 cmocka_unit_test_setup_teardown(spinning_election_loop_is_a_stall, setup, teardown),
                 cmocka_unit_test_setup_teardown(uncreatable_store_fails_the_election, setup, teardown),

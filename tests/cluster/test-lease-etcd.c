@@ -300,7 +300,11 @@ static void quorum_lost_holder_stops_before_its_ttl(void **state) {
         assert_true(lost <= limit + 50 * MS);
         assert_true(lost - down < f->c.ttl_usec - f->c.ttl_usec / 8 + 2 * 500 * MS + 100 * MS);
         assert_false(lease_holder_may_act(f->h));
-        assert_non_null(strstr(lease_holder_reason(f->h), "deadline for acting passed"));
+        /* Said by whichever saw the deadline first: the main loop, or the
+         * refresher between its retries. */
+        print_message("lost: %s\n", lease_holder_reason(f->h));
+        assert_true(strstr(lease_holder_reason(f->h), "deadline for acting passed") ||
+                    strstr(lease_holder_reason(f->h), "unreachable until its deadline"));
         /* Nobody else gets it while the quorum is gone. */
         f->e.holder = "b";
         f->e.poll_usec = 300 * MS;

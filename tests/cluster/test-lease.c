@@ -140,6 +140,40 @@ static void slow_renewal_keeps_the_schedule(void **state) {
         assert_false(lease_holder_lost(f->h));
 }
 
+/* How long one renewal may take, from the moment it is due, before the
+ * deadline for acting ends the term: ttl - margin - refresh interval. A
+ * renewal on a 400 ms round trip with the synchronous replica's and a TCP
+ * retransmission took more than the 1.6 s that ttl / 3 left of a 3 s
+ * lease; the default interval leaves at least 70 % of the lease. And the
+ * refresher does renew that often. */
+static void a_slow_renewal_may_take_most_of_the_lease(void **state) {
+        fixture *f = *state;
+        static const uint64_t ttls[] = { 3 * SDLIVE_USEC_PER_SEC, 15 * SDLIVE_USEC_PER_SEC };
+        struct lease_config c = f->c;
+
+        for (size_t i = 0; i < sizeof(ttls) / sizeof(ttls[0]); i++) {
+                uint64_t interval, bound;
+
+                c.ttl_usec = ttls[i];
+                interval = lease_refresh_interval(&c);
+                bound = ttls[i] - lease_act_margin(ttls[i]) - interval;
+                print_message("lease %llu ms: renewal every %llu ms, one may take %llu ms; lock timeout %llu ms\n",
+                              (unsigned long long) (ttls[i] / MSEC), (unsigned long long) (interval / MSEC),
+                              (unsigned long long) (bound / MSEC),
+                              (unsigned long long) (lease_refresher_lock_timeout(&c) / MSEC));
+                assert_true(bound >= ttls[i] / 10 * 7);
+                /* The lock timeout stays a twelfth of the lease. */
+                assert_int_equal(lease_refresher_lock_timeout(&c), ttls[i] / 12);
+        }
+        /* Two lease times at the default interval: at least 10 renewals
+         * (every third of the lease made 6). */
+        acquire_and_hold(f);
+        assert_false(lost_within(f, 2 * TTL));
+        print_message("%llu renewals in %llu ms\n", (unsigned long long) lease_holder_refreshes(f->h),
+                      (unsigned long long) (2 * TTL / MSEC));
+        assert_true(lease_holder_refreshes(f->h) >= 10);
+}
+
 /* The term ends while the refresher is inside a slow call (a lock holds
  * it 1.5 s): stopping waits for it, and pets meanwhile, so a main loop
  * that ends its term on a slow store is not taken for a stale one. */
@@ -342,6 +376,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(refresh_keeps_the_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(stale_refresh_signals_loss, setup, teardown),
                 cmocka_unit_test_setup_teardown(slow_renewal_keeps_the_schedule, setup, teardown),
+                cmocka_unit_test_setup_teardown(a_slow_renewal_may_take_most_of_the_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(stopping_pets_while_the_refresher_finishes_its_call, setup, teardown),
                 cmocka_unit_test_setup_teardown(unavailable_store_until_expiry_signals_loss, setup, teardown),
                 cmocka_unit_test_setup_teardown(release_lets_another_acquire_at_once, setup, teardown),

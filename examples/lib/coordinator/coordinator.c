@@ -3,6 +3,7 @@
 #include "coordinator-internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,54 @@ fail:
         return r;
 }
 
+/* The threads' end, after the stop request: the listener, the connection
+ * loops (each waits for its last batch), then the writer. */
+static void join_threads(struct coordinator *c) {
+        if (c->listener_running)
+                pthread_join(c->listener, NULL);
+        coordinator_join_all(c);
+        stop_writer(c);
+}
+
+struct stop_joiner {
+        struct coordinator *c;
+        int done_fd; /* eventfd: readable once every thread is joined */
+};
+
+static void *joiner_main(void *userdata) {
+        struct stop_joiner *j = userdata;
+        uint64_t one = 1;
+
+        join_threads(j->c);
+        if (write(j->done_fd, &one, sizeof(one)) < 0)
+                log_error("coordinator: cannot signal the threads' end: %s", strerror(errno));
+        return NULL;
+}
+
+/* Joins the threads petting the caller's watchdog meanwhile: their last
+ * store calls (a batch, the writer's, each bounded by the lock timeout and
+ * the store's answer deadline) can take seconds on a slow network, and
+ * the main loop that ends its term waits for them without being stale.
+ * Joined on the caller's thread when no joiner thread can start. */
+static void join_threads_petting(struct coordinator *c) {
+        struct stop_joiner j = { .c = c, .done_fd = eventfd(0, EFD_CLOEXEC) };
+        uint64_t interval = sdlive_pet_interval(c->sdlive);
+        int timeout_ms = interval > 0 && interval < 100 * SDLIVE_USEC_PER_MSEC ? (int) (interval / 1000) : 100;
+        struct pollfd p = { .fd = j.done_fd, .events = POLLIN };
+        pthread_t joiner;
+
+        if (j.done_fd < 0 || pthread_create(&joiner, NULL, joiner_main, &j) != 0) {
+                if (j.done_fd >= 0)
+                        close(j.done_fd);
+                join_threads(c);
+                return;
+        }
+        while (poll(&p, 1, timeout_ms) == 0 || (p.revents & POLLIN) == 0)
+                sdlive_pet_watchdog(c->sdlive);
+        pthread_join(joiner, NULL);
+        close(j.done_fd);
+}
+
 struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordinator_stats *final) {
         uint64_t one = 1, wait;
 
@@ -240,10 +289,7 @@ struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordin
         atomic_store(&c->stop_deadline_usec,
                      wait && wait < INT64_MAX / 2 ? (int64_t) (monotonic_usec() + wait) : INT64_MAX);
         (void) !write(c->stop_fd, &one, sizeof(one));
-        if (c->listener_running)
-                pthread_join(c->listener, NULL);
-        coordinator_join_all(c);
-        stop_writer(c);
+        join_threads_petting(c);
         /* Every connection's last batch is applied or dropped by now. */
         coordinator_stats(c, final);
         free_coordinator(c);

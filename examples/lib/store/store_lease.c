@@ -7,6 +7,8 @@
 
 #include <errno.h>
 
+#include "monotonic.h"
+
 static int check_lease_args(struct store *s, const char *name, const char *holder) {
         int r = store_check_name(s, "lease name", name);
         return r < 0 ? r : store_check_name(s, "holder", holder);
@@ -36,15 +38,18 @@ static int lease_read(struct store *s, const char *name, struct store_lease_info
 /* One statement takes the row only if it is absent, expired (a release
  * sets the expiry to the release time) or, in SQLite, from an earlier
  * boot; of two racing acquirers the second sees the first's expiry.
- * 1 taken, 0 held by another. */
+ * *ret_sent_usec: CLOCK_MONOTONIC just before that statement is sent,
+ * which dates the expiry (the server's clock_timestamp(), or the local
+ * clock bound as its parameter) no earlier. 1 taken, 0 held by another. */
 static int lease_take(struct store *s, const char *name, const char *holder, uint64_t ttl_usec,
-                      uint64_t *ret_generation) {
+                      uint64_t *ret_generation, uint64_t *ret_sent_usec) {
         const struct store_backend *b = s->backend;
         struct store_rows rows;
         int r;
 
         if (b->lock_single_writes && (r = b->begin(s)) < 0)
                 return r;
+        *ret_sent_usec = monotonic_usec();
         r = store_query_row(s, &rows, STMT_LEASE_ACQUIRE, "acquire lease", name, holder, (int64_t) ttl_usec);
         if (r > 0) {
                 *ret_generation = (uint64_t) store_rows_int(&rows, 0);
@@ -57,23 +62,36 @@ static int lease_take(struct store *s, const char *name, const char *holder, uin
         return 1;
 }
 
-int store_lease_acquire(struct store *s, const char *name, const char *holder,
-                        uint64_t ttl_usec, uint64_t *ret_generation) {
+/* As store_lease_acquire(), and on success *ret_dated_after_usec is
+ * CLOCK_MONOTONIC taken just before the statement that dated the new
+ * expiry: after the call's other round trips (the store's identity, its
+ * durability check, a lock wait to begin), so a holder's deadline counted
+ * from it loses none of them, and never later than the store's dating.
+ * Declared here and by its caller (examples/cluster/election.c) until
+ * store.h carries it. */
+int store_lease_acquire_dated(struct store *s, const char *name, const char *holder, uint64_t ttl_usec,
+                              uint64_t *ret_generation, uint64_t *ret_dated_after_usec);
+
+int store_lease_acquire_dated(struct store *s, const char *name, const char *holder, uint64_t ttl_usec,
+                              uint64_t *ret_generation, uint64_t *ret_dated_after_usec) {
         struct store_lease_info info = { 0 };
+        uint64_t sent = 0;
         int r = store_begin_call(s);
 
         if (r < 0)
                 return r;
         if ((r = check_lease_args(s, name, holder)) < 0 || (r = store_check_ttl(s, ttl_usec)) < 0)
                 return r;
-        if (!ret_generation)
+        if (!ret_generation || !ret_dated_after_usec)
                 return store_fail(s, -EINVAL, "no place for the generation");
         if ((r = s->backend->follow_store(s)) < 0 || (r = s->backend->connect(s)) < 0 ||
             (r = check_durability(s, ttl_usec)) < 0)
                 return r;
-        r = lease_take(s, name, holder, ttl_usec, ret_generation);
+        r = lease_take(s, name, holder, ttl_usec, ret_generation, &sent);
         if (r > 0 && s->backend->adopt_store && (r = s->backend->adopt_store(s)) >= 0)
                 r = 1;
+        if (r > 0)
+                *ret_dated_after_usec = sent;
         if (r != 0)
                 return r < 0 ? r : 0;
         r = lease_read(s, name, &info);
@@ -82,6 +100,13 @@ int store_lease_acquire(struct store *s, const char *name, const char *holder,
         return store_fail(s, -EBUSY, "lease %s is held by %s (generation %llu) for %llu ms more",
                           name, info.holder, (unsigned long long) info.generation,
                           (unsigned long long) (info.remaining_usec / 1000));
+}
+
+int store_lease_acquire(struct store *s, const char *name, const char *holder,
+                        uint64_t ttl_usec, uint64_t *ret_generation) {
+        uint64_t dated_after;
+
+        return store_lease_acquire_dated(s, name, holder, ttl_usec, ret_generation, &dated_after);
 }
 
 int store_lease_refresh(struct store *s, const char *name, const char *holder,
