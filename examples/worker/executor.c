@@ -22,31 +22,48 @@ struct executor {
         pthread_t thread;
 
         pthread_mutex_t lock;
-        pthread_cond_t changed;        /* job queued, stop, or thread exited */
-        job pending;
-        bool has_pending;
+        pthread_cond_t changed;        /* batch queued, stop, or thread exited */
+        /* The batch: jobs[0, n_jobs), of which n_done have run (their
+         * results in results[]) and n_taken were collected. The thread
+         * reads jobs[n_done] (never written while n_done < n_jobs) and
+         * writes results[n_done] outside the lock before counting it. */
+        job jobs[EXECUTOR_BATCH_MAX];
+        job_result results[EXECUTOR_BATCH_MAX];
+        size_t n_jobs, n_done, n_taken;
+        bool signalled;                /* result_fd written, not yet collected */
         uint64_t running_since_usec;   /* 0: idle */
-        job_result last;
         bool stop;
         bool exited;
 };
 
-static void run_job(executor *e, const job *j) {
-        job_result result = { 0 };
+/* Runs jobs[n_done] and counts it; e->lock is held on entry and exit. */
+static void run_job(executor *e) {
+        size_t at = e->n_done;
+        const job *j = &e->jobs[at];
+        job_result *result = &e->results[at];
         uint64_t start = monotonic_usec();
+        bool signal;
 
+        e->running_since_usec = start;
+        pthread_mutex_unlock(&e->lock);
+        *result = (job_result) { 0 };
         sdlive_progress_beat(e->progress);
         fault_switch_check(e->hang);
-        e->fn(j, &result);
-        result.duration_usec = monotonic_usec() - start;
+        e->fn(j, result);
+        result->duration_usec = monotonic_usec() - start;
         sdlive_progress_beat(e->progress);
 
         pthread_mutex_lock(&e->lock);
-        e->last = result;
+        e->n_done++;
         e->running_since_usec = 0;
+        /* One wake-up for every result the collector has not yet seen: the
+         * results finished before it looks are taken together. */
+        signal = !e->signalled;
+        e->signalled = true;
         pthread_mutex_unlock(&e->lock);
-        if (eventfd_write(e->result_fd, 1) < 0)
+        if (signal && eventfd_write(e->result_fd, 1) < 0)
                 log_error("executor: cannot signal a result: %s", strerror(errno));
+        pthread_mutex_lock(&e->lock);
 }
 
 static void *executor_thread(void *userdata) {
@@ -54,18 +71,13 @@ static void *executor_thread(void *userdata) {
 
         pthread_mutex_lock(&e->lock);
         while (!e->stop) {
-                if (!e->has_pending) {
+                if (e->n_done == e->n_jobs) {
                         /* Waiting for work is not being stuck. */
                         sdlive_progress_park(e->progress);
                         pthread_cond_wait(&e->changed, &e->lock);
                         continue;
                 }
-                job j = e->pending;
-                e->has_pending = false;
-                e->running_since_usec = monotonic_usec();
-                pthread_mutex_unlock(&e->lock);
-                run_job(e, &j);
-                pthread_mutex_lock(&e->lock);
+                run_job(e);
         }
         e->exited = true;
         pthread_cond_broadcast(&e->changed);
@@ -126,34 +138,69 @@ int executor_start(executor **ret, sdlive *d, job_fn fn, uint64_t max_silence_us
         return 0;
 }
 
-int executor_submit(executor *e, const job *j) {
+int executor_submit_batch(executor *e, const job *jobs, size_t n) {
         int r = 0;
 
+        if (n == 0 || n > EXECUTOR_BATCH_MAX)
+                return -EINVAL;
         pthread_mutex_lock(&e->lock);
-        if (e->has_pending || e->running_since_usec != 0)
+        if (e->n_taken < e->n_jobs)
                 r = -EBUSY;
         else {
-                e->pending = *j;
-                e->has_pending = true;
+                memcpy(e->jobs, jobs, n * sizeof(jobs[0]));
+                e->n_jobs = n;
+                e->n_done = e->n_taken = 0;
                 pthread_cond_signal(&e->changed);
         }
         pthread_mutex_unlock(&e->lock);
         return r;
 }
 
+int executor_submit(executor *e, const job *j) {
+        return executor_submit_batch(e, j, 1);
+}
+
 int executor_result_fd(const executor *e) {
         return e->result_fd;
 }
 
-uint64_t executor_collect(executor *e, job_result *last) {
-        eventfd_t finished;
+size_t executor_take_results(executor *e, job_result *out, size_t max) {
+        eventfd_t ignored;
+        size_t n;
 
-        if (eventfd_read(e->result_fd, &finished) < 0)
-                return 0;
+        /* Drained before the results are read: a result counted after this
+         * read either is taken below or writes the eventfd again. */
+        (void) eventfd_read(e->result_fd, &ignored);
         pthread_mutex_lock(&e->lock);
-        *last = e->last;
+        e->signalled = false;
+        n = e->n_done - e->n_taken;
+        if (n > max)
+                n = max;
+        memcpy(out, e->results + e->n_taken, n * sizeof(out[0]));
+        e->n_taken += n;
         pthread_mutex_unlock(&e->lock);
-        return finished;
+        return n;
+}
+
+size_t executor_cancel_rest(executor *e) {
+        size_t n;
+
+        pthread_mutex_lock(&e->lock);
+        n = e->n_done + (e->running_since_usec != 0);
+        if (n < e->n_jobs)
+                e->n_jobs = n;
+        n = e->n_jobs;
+        pthread_mutex_unlock(&e->lock);
+        return n;
+}
+
+uint64_t executor_collect(executor *e, job_result *last) {
+        job_result results[EXECUTOR_BATCH_MAX];
+        size_t n = executor_take_results(e, results, EXECUTOR_BATCH_MAX);
+
+        if (n)
+                *last = results[n - 1];
+        return n;
 }
 
 uint64_t executor_busy_usec(executor *e) {

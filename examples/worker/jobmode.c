@@ -37,10 +37,13 @@ typedef struct jobmode {
 
         coordinator_assign queue[QUEUE_MAX];
         size_t q_head, q_len;
-        bool running;
-        uint64_t started_usec; /* when the current job was handed to the executor */
+        /* The batch handed to the executor: batch[0, n_batch), whose first
+         * n_reported results were taken (in order); running while some
+         * are not. */
+        coordinator_assign batch[EXECUTOR_BATCH_MAX];
+        size_t n_batch, n_reported;
+        uint64_t started_usec; /* when the current batch was handed to the executor */
         bool stuck;            /* the executor has not moved for a heartbeat interval */
-        coordinator_assign current;
         struct late_result unsent[UNSENT_MAX];
         size_t n_unsent;
 
@@ -53,12 +56,21 @@ static bool connected(const jobmode *m) {
         return coordinator_link_fd(m->link) >= 0;
 }
 
+static bool running(const jobmode *m) {
+        return m->n_reported < m->n_batch;
+}
+
+/* The job of the batch running or next to report; only while running(). */
+static const coordinator_assign *current(const jobmode *m) {
+        return &m->batch[m->n_reported];
+}
+
 static void report_status(jobmode *m) {
         if (sdlive_progress_stalled(m->d, NULL, 0) > 0)
                 return; /* STATUS= names the stalled loop: keep it */
         if (m->stuck)
                 sdlive_notify_status(m->d, "executor stuck on job %" PRIu64 "/%" PRIu64 ": taking no work until "
-                                     "it moves; %" PRIu64 " jobs done", m->current.run, m->current.job, m->done);
+                                     "it moves; %" PRIu64 " jobs done", current(m)->run, current(m)->job, m->done);
         else if (connected(m))
                 sdlive_notify_status(m->d, "serving the coordinator at %s; %" PRIu64 " jobs done",
                                      coordinator_link_address(m->link), m->done);
@@ -66,10 +78,15 @@ static void report_status(jobmode *m) {
                 sdlive_notify_status(m->d, "looking for a coordinator; %" PRIu64 " jobs done", m->done);
 }
 
-/* The connection ended: jobs not started were requeued by the coordinator. */
+/* The connection ended: jobs not started (queued, or in the executor's
+ * batch behind the one running) were requeued by the coordinator. */
 static void disconnected(jobmode *m) {
-        if (m->q_len)
-                log_info("dropping %zu job(s) not started: the coordinator requeues them", m->q_len);
+        size_t batched = m->n_batch;
+
+        m->n_batch = executor_cancel_rest(m->e);
+        batched -= m->n_batch;
+        if (m->q_len + batched)
+                log_info("dropping %zu job(s) not started: the coordinator requeues them", m->q_len + batched);
         m->q_len = 0;
         m->backoff_usec = m->o.backoff_min_usec;
         m->next_connect_usec = monotonic_usec() + m->backoff_usec;
@@ -122,22 +139,30 @@ static void try_connect(jobmode *m) {
 
 static void check_stuck(jobmode *m);
 
-static void result_ready(jobmode *m, const job_result *res) {
-        const coordinator_assign *a = &m->current;
+/* Sends the RESULTs of the jobs finished since the last look, together
+ * (one write); kept for the next connection when they cannot be sent. */
+static void results_ready(jobmode *m) {
+        job_result res[EXECUTOR_BATCH_MAX];
+        coordinator_link_result out[EXECUTOR_BATCH_MAX];
+        size_t n = executor_take_results(m->e, res, m->n_batch - m->n_reported);
 
-        m->running = false;
+        if (n == 0)
+                return;
+        for (size_t i = 0; i < n; i++)
+                out[i] = (coordinator_link_result) { &m->batch[m->n_reported + i], res[i].outcome,
+                                                res[i].outcome ? "failed" : "" };
+        m->n_reported += n;
         check_stuck(m);
-        m->done++;
-        if (connected(m) &&
-            coordinator_link_send_result(m->link, a, res->outcome, res->outcome ? "failed" : "") == 0) {
-                if (m->done % STATUS_EVERY == 0)
+        m->done += n;
+        if (connected(m) && coordinator_link_send_results(m->link, out, n) == 0) {
+                if (m->done / STATUS_EVERY != (m->done - n) / STATUS_EVERY)
                         report_status(m);
                 return;
         }
         if (connected(m))
                 disconnected(m);
-        if (m->n_unsent < UNSENT_MAX)
-                m->unsent[m->n_unsent++] = (struct late_result) { *a, res->outcome };
+        for (size_t i = 0; i < n && m->n_unsent < UNSENT_MAX; i++)
+                m->unsent[m->n_unsent++] = (struct late_result) { *out[i].a, out[i].outcome };
 }
 
 static void receive_all(jobmode *m) {
@@ -161,29 +186,48 @@ static void receive_all(jobmode *m) {
         }
 }
 
+/* Hands every job queued (up to EXECUTOR_BATCH_MAX) to the executor as
+ * one batch once the previous batch is reported: the executor runs them
+ * one after the other and the loop wakes for their results, not for
+ * each job. */
 static void start_next(jobmode *m) {
-        job j = { 0 };
+        job jobs[EXECUTOR_BATCH_MAX];
+        size_t n = 0;
 
-        while (!m->running && m->q_len) {
+        if (running(m))
+                return;
+        while (m->q_len && n < EXECUTOR_BATCH_MAX) {
                 coordinator_assign *a = &m->queue[m->q_head];
+                job j = { 0 };
                 m->q_head = (m->q_head + 1) % QUEUE_MAX;
                 m->q_len--;
                 if (job_from_payload(a->payload, &j) < 0) {
                         log_warning("job %" PRIu64 "/%" PRIu64 ": unknown payload '%s'", a->run, a->job,
                                     a->payload);
                         (void) coordinator_link_send_result(m->link, a, EINVAL, "unknown job");
-                        if (!connected(m))
+                        if (!connected(m)) {
                                 disconnected(m);
+                                return; /* the jobs taken so far were requeued with the rest */
+                        }
                         continue;
                 }
                 j.id = a->job;
                 j.seed = (a->run << 32) ^ a->job;
-                if (executor_submit(m->e, &j) < 0)
-                        return; /* cannot happen while !running; keep the job */
-                m->current = *a;
-                m->running = true;
-                m->started_usec = monotonic_usec();
+                m->batch[n] = *a;
+                jobs[n++] = j;
         }
+        if (n == 0)
+                return;
+        if (executor_submit_batch(m->e, jobs, n) < 0) {
+                /* Cannot happen: the previous batch is reported. */
+                log_error("the executor refused a batch of %zu job(s): leaving the coordinator", n);
+                coordinator_link_close(m->link, "the executor refused its jobs");
+                disconnected(m);
+                return;
+        }
+        m->n_batch = n;
+        m->n_reported = 0;
+        m->started_usec = monotonic_usec();
 }
 
 /* Heartbeats prove this worker moves: while idle the main loop itself is
@@ -194,7 +238,7 @@ static bool heartbeat_withheld(const jobmode *m) {
 
         if (last < m->started_usec)
                 last = m->started_usec;
-        return m->running && monotonic_usec() - last >= m->o.link.heartbeat_usec;
+        return running(m) && monotonic_usec() - last >= m->o.link.heartbeat_usec;
 }
 
 /* An executor that stopped moving (no progress for STUCK_INTERVALS
@@ -210,7 +254,7 @@ static void check_stuck(jobmode *m) {
 
         if (last < m->started_usec)
                 last = m->started_usec;
-        bool stuck = m->running && monotonic_usec() - last >= STUCK_INTERVALS * m->o.link.heartbeat_usec;
+        bool stuck = running(m) && monotonic_usec() - last >= STUCK_INTERVALS * m->o.link.heartbeat_usec;
 
         if (stuck == m->stuck)
                 return;
@@ -218,7 +262,7 @@ static void check_stuck(jobmode *m) {
         if (stuck) {
                 duration_format(silent, sizeof(silent), STUCK_INTERVALS * m->o.link.heartbeat_usec);
                 log_warning("executor stuck on job %" PRIu64 "/%" PRIu64 " (no progress for %s): taking no work "
-                            "until it moves", m->current.run, m->current.job, silent);
+                            "until it moves", current(m)->run, current(m)->job, silent);
                 if (connected(m)) {
                         coordinator_link_close(m->link, "executor stuck: jobs left for other workers");
                         disconnected(m);
@@ -246,7 +290,7 @@ static uint64_t wait_usec(const jobmode *m) {
         if (!connected(m)) {
                 w = m->next_connect_usec > now ? m->next_connect_usec - now : 0;
                 /* A job running meanwhile may get stuck before we connect. */
-                if (m->running && w > m->o.link.heartbeat_usec / 8)
+                if (running(m) && w > m->o.link.heartbeat_usec / 8)
                         w = m->o.link.heartbeat_usec / 8;
                 return w;
         }
@@ -259,7 +303,6 @@ static uint64_t wait_usec(const jobmode *m) {
 
 static int loop(jobmode *m) {
         char silent[DURATION_FORMAT_MAX];
-        job_result res;
 
         for (;;) {
                 fault_switch_check(m->wedge);
@@ -273,8 +316,7 @@ static int loop(jobmode *m) {
                         log_error("waiting for work failed: %s", strerror(-r));
                         return EXIT_FAILURE;
                 }
-                if (executor_collect(m->e, &res) > 0 && m->running)
-                        result_ready(m, &res);
+                results_ready(m);
                 receive_all(m);
                 if (coordinator_link_expired(m->link)) {
                         duration_format(silent, sizeof(silent), m->o.link.timeout_usec);

@@ -13,7 +13,8 @@
 /*
  * The worker's main loop when it serves a coordinator (--coordinator):
  * connect (with exponential backoff, trying every address), take ASSIGNs,
- * run them one at a time on the executor, send their RESULTs.
+ * hand those received together to the executor as one batch (it runs them
+ * one after the other), send the RESULTs finished together in one write.
  *
  * Heartbeats go out when due while the worker is idle, and during a job
  * only while the job keeps stamping progress (job_last_progress_usec()):

@@ -199,12 +199,30 @@ typedef struct worker {
         bool busy_reported;
 } worker;
 
+static void report_results(worker *w) {
+        char took[DURATION_FORMAT_MAX];
+        job_result last;
+        uint64_t finished = executor_collect(w->executor, &last);
+
+        if (finished == 0)
+                return;
+        w->done += finished;
+        duration_format(took, sizeof(took), last.duration_usec);
+        log_debug("job %llu done in %s: checksum %016llx", (unsigned long long) last.id, took,
+                  (unsigned long long) last.value);
+        sdlive_notify_status(w->d, "%llu jobs done, %llu skipped; last: job %llu checksum %016llx in %s",
+                             (unsigned long long) w->done, (unsigned long long) w->skipped,
+                             (unsigned long long) last.id, (unsigned long long) last.value, took);
+}
+
 /* Work is due: hand the next job to the executor, or skip it while the
  * executor is still busy with the previous one. */
 static void dispatch_job(worker *w) {
         char busy[DURATION_FORMAT_MAX];
         job j = { .id = w->next_id + 1, .seed = (uint64_t) time(NULL) ^ (w->next_id << 32) };
 
+        /* A result not yet collected keeps the executor busy: take it first. */
+        report_results(w);
         if (executor_submit(w->executor, &j) == 0) {
                 w->next_id++;
                 w->busy_reported = false;
@@ -220,22 +238,6 @@ static void dispatch_job(worker *w) {
                 sdlive_notify_status(w->d, "executor busy for %s; %llu jobs done, %llu skipped",
                                      busy, (unsigned long long) w->done,
                                      (unsigned long long) w->skipped);
-}
-
-static void report_results(worker *w) {
-        char took[DURATION_FORMAT_MAX];
-        job_result last;
-        uint64_t finished = executor_collect(w->executor, &last);
-
-        if (finished == 0)
-                return;
-        w->done += finished;
-        duration_format(took, sizeof(took), last.duration_usec);
-        log_debug("job %llu done in %s: checksum %016llx", (unsigned long long) last.id, took,
-                  (unsigned long long) last.value);
-        sdlive_notify_status(w->d, "%llu jobs done, %llu skipped; last: job %llu checksum %016llx in %s",
-                             (unsigned long long) w->done, (unsigned long long) w->skipped,
-                             (unsigned long long) last.id, (unsigned long long) last.value, took);
 }
 
 /* The main loop: wait (petting) for the next job to be due or for a result,

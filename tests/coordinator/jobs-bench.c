@@ -255,7 +255,8 @@ static double end_to_end(struct bench *b, bool pg, unsigned workers, uint32_t jo
         t1 = now_us();
         cpu_self_per_job = (double) (cpu_us(RUSAGE_SELF) - cpu0) / jobs;
         *ret = st;
-        ret->connections -= workers;
+        /* A worker that had not connected yet when the run was done ended nothing. */
+        ret->connections = st.connections > workers ? st.connections - workers : 0;
         stop_workers(pids, workers);
         cpu_workers_per_job = (double) (cpu_us(RUSAGE_CHILDREN) - children0) / jobs;
         coordinator_stop(c);

@@ -2,7 +2,8 @@
 /*
  * The worker's end of the job link (examples/lib/coordinator/coordinator_link.c)
  * against a test "coordinator" listening on unix sockets: HELLO, ASSIGN in,
- * RESULT out, the worker's own inactivity deadline on a frozen coordinator,
+ * RESULT out (several together), a burst of ASSIGNs read at once, the
+ * worker's own inactivity deadline on a frozen coordinator,
  * trying the next address, and refusing what a coordinator never sends.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -236,12 +238,94 @@ static void unexpected_frames_close_the_link(void **state) {
         close(fd);
 }
 
+/* ASSIGNs that arrive together are taken from the socket in one read:
+ * after the first is received the socket holds nothing, the rest wait in
+ * the link, which says so (no wait), and come out in order. */
+static void burst_of_assigns_read_at_once(void **state) {
+        struct fixture *f = *state;
+        uint8_t burst[16 * 128];
+        size_t used = 0;
+        frame_decoder *dec;
+        coordinator_assign a;
+        int fd, queued = -1;
+
+        f->listen_fd[0] = listen_at(f->path[0]);
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        assert_int_equal(coordinator_link_connect(f->link), 0);
+        fd = accept_hello(f, 0, dec);
+        for (unsigned i = 0; i < 16; i++) {
+                frame out = { .type = FRAME_ASSIGN,
+                              .assign = { .run = 9, .job = 100 + i, .attempt = 1,
+                                          .payload = (const uint8_t *) "noop", .payload_len = 4,
+                                          .token = { (uint8_t) i } } };
+                int n = frame_encode(&out, burst + used, sizeof(burst) - used);
+                assert_true(n > 0);
+                used += (size_t) n;
+        }
+        assert_int_equal(send(fd, burst, used, MSG_NOSIGNAL), (ssize_t) used);
+
+        assert_int_equal(receive_within(f->link, &a, 1000), 1);
+        assert_int_equal(a.job, 100);
+        assert_int_equal(ioctl(coordinator_link_fd(f->link), FIONREAD, &queued), 0);
+        assert_int_equal(queued, 0);
+        assert_int_equal(coordinator_link_wait_usec(f->link), 0);
+        for (unsigned i = 1; i < 16; i++) {
+                assert_int_equal(coordinator_link_receive(f->link, &a), 1);
+                assert_int_equal(a.job, 100 + i);
+                assert_int_equal(a.token[0], i);
+                assert_string_equal(a.payload, "noop");
+        }
+        assert_int_equal(coordinator_link_receive(f->link, &a), 0);
+        assert_true(coordinator_link_wait_usec(f->link) > 0);
+        frame_decoder_free(dec);
+        close(fd);
+}
+
+/* RESULTs sent together arrive whole and in order, each with its own
+ * assignment's token and outcome, also when they take more than one
+ * write (40 long ones). */
+static void results_sent_together(void **state) {
+        struct fixture *f = *state;
+        coordinator_assign a[40];
+        coordinator_link_result results[40];
+        char text[201];
+        frame_decoder *dec;
+        frame in;
+        int fd;
+
+        memset(text, 'x', sizeof(text) - 1);
+        text[sizeof(text) - 1] = '\0';
+        f->listen_fd[0] = listen_at(f->path[0]);
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        assert_int_equal(coordinator_link_connect(f->link), 0);
+        fd = accept_hello(f, 0, dec);
+        for (unsigned i = 0; i < 40; i++) {
+                a[i] = (coordinator_assign) { .run = 5, .job = 200 + i, .attempt = 2, .token = { 0xa0, (uint8_t) i } };
+                results[i] = (coordinator_link_result) { &a[i], (int32_t) i % 3, i % 2 ? text : "" };
+        }
+        assert_int_equal(coordinator_link_send_results(f->link, results, 40), 0);
+        for (unsigned i = 0; i < 40; i++) {
+                assert_int_equal(frame_recv(fd, dec, &in, 1000), 1);
+                assert_int_equal(in.type, FRAME_RESULT);
+                assert_int_equal(in.result.run, 5);
+                assert_int_equal(in.result.job, 200 + i);
+                assert_int_equal(in.result.attempt, 2);
+                assert_int_equal(in.result.outcome, (int32_t) i % 3);
+                assert_string_equal(in.result.text, i % 2 ? text : "");
+                assert_memory_equal(in.result.token, a[i].token, FRAME_TOKEN_SIZE);
+        }
+        frame_decoder_free(dec);
+        close(fd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(assign_result_roundtrip, setup, teardown),
                 cmocka_unit_test_setup_teardown(frozen_coordinator_is_noticed, setup, teardown),
                 cmocka_unit_test_setup_teardown(next_address_after_a_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(unexpected_frames_close_the_link, setup, teardown),
+                cmocka_unit_test_setup_teardown(burst_of_assigns_read_at_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(results_sent_together, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -272,7 +272,7 @@ static int handle_frame(struct session *s, const frame *f) {
  * RECEIVE_BUDGET per call so a peer that never stops sending cannot keep
  * the loop from its stop fd and deadlines; s->more then says to come back
  * without waiting (over TLS a decrypted frame may wait while the socket
- * is quiet). 1 when the worker closed cleanly, 0 to go on, < 0 to end the
+ * is quiet, and in the clear frames wait read in s->reader). 1 when the worker closed cleanly, 0 to go on, < 0 to end the
  * connection (reason set). */
 static int receive(struct session *s) {
         frame f;
@@ -283,7 +283,7 @@ static int receive(struct session *s) {
                         s->more = true;
                         return 0;
                 }
-                int r = stream_recv_frame(&s->st, s->dec, &f);
+                int r = frame_reader_next(&s->reader, &s->st, s->dec, &f);
                 if (r == -EAGAIN)
                         return 0;
                 if (r == 0) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The connection set (c->conns, under c->lock): a connection adopted with
  * the place its budget gives it and its own thread (conn_main()), the
- * threads that returned joined, every loop woken, and at the stop every
- * connection joined. */
+ * threads that returned joined, and at the stop every connection joined.
+ * (The writer wakes the loops itself, through each one's kick_fd: it
+ * calls nothing here.) */
 #include "coordinator-internal.h"
 
 #include <errno.h>
@@ -96,15 +97,6 @@ void coordinator_reap_finished(struct coordinator *c) {
                 done = k->next;
                 free_conn(k);
         }
-}
-
-void coordinator_kick_all(struct coordinator *c) {
-        uint64_t one = 1;
-
-        pthread_mutex_lock(&c->lock);
-        for (struct conn *k = c->conns; k; k = k->next)
-                (void) !write(k->kick_fd, &one, sizeof(one));
-        pthread_mutex_unlock(&c->lock);
 }
 
 void coordinator_join_all(struct coordinator *c) {

@@ -108,7 +108,7 @@ struct conn {
         uint64_t id;
         int fd;
         bool tls;    /* TCP through TLS: conn_main() does the handshake first */
-        int kick_fd; /* eventfd: jobs may have become pending */
+        int kick_fd; /* eventfd: jobs may have become pending (the writer writes it) */
         char origin[64];
         char source[48]; /* the budget key of a TLS peer: IPv4 address or IPv6 /64 */
         int64_t since_ms; /* when it was adopted */
@@ -131,8 +131,6 @@ int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bo
 /* Joins the connection threads that have returned, so finished
  * connections do not pile up; the listener calls it between accepts. */
 void coordinator_reap_finished(struct coordinator *c);
-/* Wakes every connection loop: requeued jobs are waiting to be claimed. */
-void coordinator_kick_all(struct coordinator *c);
 /* At the stop, once the listener is joined: empties the set, joining every
  * connection thread (each ends on c->stop_fd after its last batch). */
 void coordinator_join_all(struct coordinator *c);

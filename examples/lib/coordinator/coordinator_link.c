@@ -13,6 +13,7 @@
 
 #include "address.h"
 #include "frame.h"
+#include "frame_reader.h"
 #include "log.h"
 #include "stream.h"
 #include "tls.h"
@@ -23,6 +24,9 @@
 /* HEARTBEATs passed by in one receive call: only a hostile coordinator
  * sends more in a row, and it must not hold the worker's loop. */
 #define HEARTBEATS_PER_RECEIVE 64
+/* RESULTs sent together are encoded here: a write of whole frames each
+ * time it fills (a RESULT frame takes at most a few hundred bytes). */
+#define RESULTS_BUFFER_SIZE 8192
 
 struct coordinator_link {
         sdlive *d;
@@ -32,6 +36,7 @@ struct coordinator_link {
         struct stream st; /* fd, through TLS over TCP */
         sdlive_peer *peer;
         frame_decoder *dec;
+        struct frame_reader reader; /* the frames read, in the clear */
         uint64_t heartbeat_seq;
 };
 
@@ -169,6 +174,7 @@ static int open_session(coordinator_link *l, int fd, SSL *ssl) {
         if (r >= 0)
                 r = frame_decoder_new(&l->dec);
         l->st = (struct stream) { .fd = fd, .ssl = ssl };
+        l->reader.at = l->reader.len = 0;
         if (r >= 0)
                 r = stream_send_frame(&l->st, &hello, SEND_TIMEOUT_MS);
         if (r < 0)
@@ -222,6 +228,7 @@ void coordinator_link_close(coordinator_link *l, const char *reason) {
         l->st.ssl = NULL;
         close(l->fd);
         l->fd = -1;
+        l->reader.at = l->reader.len = 0; /* what was read of it is gone with it */
         /* Try the other addresses first next time: a stopped leader's socket
          * still accepts connections, and only the elected one answers. */
         l->current = (l->current + 1) % l->cfg.n_addresses;
@@ -251,7 +258,7 @@ int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret) {
 again:
         if (heartbeats++ == HEARTBEATS_PER_RECEIVE)
                 return 0;
-        r = stream_recv_frame(&l->st, l->dec, &f);
+        r = frame_reader_next(&l->reader, &l->st, l->dec, &f);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0)
@@ -301,6 +308,48 @@ int coordinator_link_send_result(coordinator_link *l, const coordinator_assign *
         return send_frame(l, &f);
 }
 
+int coordinator_link_send_results(coordinator_link *l, const coordinator_link_result *results, size_t n) {
+        uint8_t buf[RESULTS_BUFFER_SIZE];
+        size_t used = 0;
+        int r = 0;
+
+        if (l->fd < 0)
+                return -ENOTCONN;
+        for (size_t i = 0; i <= n && r >= 0; i++) {
+                frame f = { .type = FRAME_RESULT };
+                int size = 0;
+
+                if (i < n) {
+                        const coordinator_assign *a = results[i].a;
+                        f.result.run = a->run;
+                        f.result.job = a->job;
+                        f.result.attempt = a->attempt;
+                        f.result.outcome = results[i].outcome;
+                        f.result.text = results[i].text;
+                        memcpy(f.result.token, a->token, sizeof(f.result.token));
+                        size = frame_encoded_size(&f);
+                        if (size < 0) {
+                                r = size;
+                                break;
+                        }
+                }
+                /* Only whole frames go out; the last write takes the rest. */
+                if (used && (i == n || used + (size_t) size > sizeof(buf))) {
+                        r = stream_send(&l->st, buf, used, SEND_TIMEOUT_MS);
+                        used = 0;
+                }
+                if (i < n && r >= 0) {
+                        r = frame_encode(&f, buf + used, sizeof(buf) - used);
+                        used += r > 0 ? (size_t) r : 0;
+                }
+        }
+        if (r < 0)
+                return fail(l, r, "sending");
+        if (n)
+                sdlive_peer_sent(l->peer);
+        return 0;
+}
+
 int coordinator_link_heartbeat_due(const coordinator_link *l) {
         return l->fd >= 0 && sdlive_peer_heartbeat_due(l->peer) > 0;
 }
@@ -318,5 +367,8 @@ int coordinator_link_expired(const coordinator_link *l) {
 uint64_t coordinator_link_wait_usec(const coordinator_link *l) {
         if (l->fd < 0)
                 return UINT64_MAX;
+        /* Frames already read wait for no socket event. */
+        if (frame_reader_buffered(&l->reader))
+                return 0;
         return (uint64_t) sdlive_peer_poll_timeout(l->peer) * SDLIVE_USEC_PER_MSEC;
 }

@@ -9,6 +9,7 @@
 
 #include "coordinator-internal.h"
 #include "frame.h"
+#include "frame_reader.h"
 #include "stream.h"
 
 /* After a batch failed for a transient reason, claims pause this long. */
@@ -35,6 +36,7 @@ struct session {
         struct stream st; /* the connection, through TLS when k->tls */
         sdlive_peer *peer;
         frame_decoder *dec;
+        struct frame_reader reader; /* the frames read, in the clear */
         char worker[STORE_NAME_MAX + 1]; /* HELLO identity, "" before it */
         struct inflight inflight[COORDINATOR_WINDOW_MAX];
         unsigned n_inflight;

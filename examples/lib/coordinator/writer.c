@@ -129,6 +129,19 @@ static bool within_stop(struct coordinator *c) {
         return true;
 }
 
+/* Wakes every connection loop: requeued jobs (or a run's new jobs) are
+ * waiting to be claimed. Here rather than with the connection set
+ * (connections.c), whose threads call the writer: the writer calls
+ * nothing of theirs, it writes each loop's kick_fd under c->lock. */
+static void kick_all(struct coordinator *c) {
+        uint64_t one = 1;
+
+        pthread_mutex_lock(&c->lock);
+        for (struct conn *k = c->conns; k; k = k->next)
+                (void) !write(k->kick_fd, &one, sizeof(one));
+        pthread_mutex_unlock(&c->lock);
+}
+
 /* Completes every request of list with r (a failure: no claim got
  * anything). True when a claim found fewer pending jobs than it wanted. */
 static bool complete_all(struct coordinator *c, struct store_job_batch *list, int r) {
@@ -232,7 +245,7 @@ static bool apply(struct coordinator *c, struct store_job_batch *list) {
         /* Read before the requests are completed: then they are the waiters' again. */
         bool short_claim = complete_all(c, list, r);
         if (requeued)
-                coordinator_kick_all(c);
+                kick_all(c);
         return short_claim;
 }
 
@@ -253,7 +266,7 @@ static void fill_step(struct coordinator *c) {
                 return;
         }
         if (r > 0) {
-                coordinator_kick_all(c);
+                kick_all(c);
                 usleep(STORE_RUN_FILL_PAUSE_USEC);
                 return;
         }

@@ -74,6 +74,19 @@ int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret);
 int coordinator_link_send_result(coordinator_link *l, const coordinator_assign *a, int32_t outcome,
                                  const char *text);
 
+/* One RESULT to send: the assignment it answers, its outcome and text. */
+typedef struct coordinator_link_result {
+        const coordinator_assign *a;
+        int32_t outcome;
+        const char *text;
+} coordinator_link_result;
+
+/* Sends the RESULTs of n assignments together: their frames encoded one
+ * after the other and written in as few writes as they fill (each frame
+ * whole; the peer reads them as if sent one by one). 0, or < 0 when the
+ * connection ended (link closed; any of them may then be unsent). */
+int coordinator_link_send_results(coordinator_link *l, const coordinator_link_result *results, size_t n);
+
 /* > 0 when a heartbeat is due. */
 int coordinator_link_heartbeat_due(const coordinator_link *l);
 /* Sends a HEARTBEAT now. 0, or < 0 when the connection ended. */
@@ -82,7 +95,8 @@ int coordinator_link_heartbeat(coordinator_link *l);
 /* > 0 when nothing arrived from the coordinator for the whole window. */
 int coordinator_link_expired(const coordinator_link *l);
 
-/* Microseconds until the next heartbeat or the inactivity deadline. */
+/* Microseconds until the next heartbeat or the inactivity deadline; 0
+ * while frames already read wait to be received. */
 uint64_t coordinator_link_wait_usec(const coordinator_link *l);
 
 /* The address of the current (or last) connection, for logs. */
