@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "coordinator-fixture.h"
 
@@ -257,6 +259,57 @@ static void lease_loss_stops_the_coordinator(void **state) {
         close(fd);
 }
 
+static void *stop_main(void *userdata) {
+        struct fixture *f = userdata;
+
+        f->c = coordinator_stop_final(f->c, NULL);
+        return NULL;
+}
+
+/* A batch that returns after the stop request hands out none of the jobs
+ * it claimed: a leader stepping down stops acting when it says so, not
+ * when its threads' last store calls return. */
+static void no_job_handed_out_once_stopping(void **state) {
+        struct fixture *f = *state;
+        struct coordinator_config cfg = config(f);
+        char path[160];
+        frame_decoder *dec;
+        pthread_t stopper;
+        frame a, next;
+        sqlite3 *db;
+        int fd, r;
+
+        /* A lock timeout longer than the test's other client holds on. */
+        f->c = coordinator_stop(f->c);
+        cfg.lock_timeout_usec = 3 * SDLIVE_USEC_PER_SEC;
+        assert_int_equal(coordinator_start(&f->c, f->d, &cfg), 0);
+        fd = connect_worker(f);
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "worker");
+        for (int i = 0; i < 4; i++)
+                expect_assign(fd, dec, &a);
+        /* The RESULT's batch (recording it, claiming the next job) waits
+         * on another client's write lock while the stop is requested. */
+        snprintf(path, sizeof(path), "%s/store.db", f->dir);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        send_result(fd, &a);
+        usleep(200 * 1000);
+        assert_int_equal(pthread_create(&stopper, NULL, stop_main, f), 0);
+        usleep(200 * 1000);
+        assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        /* The batch commits its claim now, after the stop: no ASSIGN. */
+        do
+                r = recv_frame(fd, dec, &next, 4000, NULL);
+        while (r == 1 && next.type != FRAME_ASSIGN);
+        assert_int_not_equal(r, 1);
+        assert_int_equal(pthread_join(stopper, NULL), 0);
+        assert_null(f->c);
+        frame_decoder_free(dec);
+        close(fd);
+}
+
 static void new_leader_requeues_and_resumes(void **state) {
         struct fixture *f = *state;
         int fd = connect_worker(f);
@@ -336,6 +389,7 @@ int main(void) {
                 T(requeued_on_close_and_redelivered),
                 T(stale_attempt_refused),
                 T(lease_loss_stops_the_coordinator),
+                T(no_job_handed_out_once_stopping),
                 T(new_leader_requeues_and_resumes),
 #undef T
         };

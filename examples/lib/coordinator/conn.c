@@ -186,6 +186,13 @@ static int exchange(struct session *s) {
                 snprintf(s->reason, sizeof(s->reason), "lease lost (the leader's time to act ran out)");
                 return -ESTALE;
         }
+        if (q.claim.got && coordinator_stopping(s->c)) {
+                /* Nor once the coordinator stops: the stop says no job is
+                 * handed out from then on (the jobs are requeued as the
+                 * connection ends, or by the next term). */
+                snprintf(s->reason, sizeof(s->reason), "coordinator stopping");
+                return -ESHUTDOWN;
+        }
         return q.claim.got ? send_assigns(s, q.claims, q.claim.got) : 0;
 }
 

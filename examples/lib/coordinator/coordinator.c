@@ -289,6 +289,10 @@ struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordin
         atomic_store(&c->stop_deadline_usec,
                      wait && wait < INT64_MAX / 2 ? (int64_t) (monotonic_usec() + wait) : INT64_MAX);
         (void) !write(c->stop_fd, &one, sizeof(one));
+        /* From here on a batch that returns hands out no job (conn.c), so
+         * a leader stepping down stops acting here, not when the threads'
+         * last store calls return. */
+        log_info("coordinator: stopping: no job is handed out from now on");
         join_threads_petting(c);
         /* Every connection's last batch is applied or dropped by now. */
         coordinator_stats(c, final);
