@@ -317,15 +317,16 @@ int leader_run(const struct leader_term *term) {
                    (unsigned long long) t->fence.generation);
         sdlive_notify_status(t->d, "leader (generation %llu)", (unsigned long long) t->fence.generation);
         r = lead(t, &loop);
-        for (size_t i = t->n_services; i-- > 0;)
-                stop_service(t, &loop, i);
         if (r == LEADER_LEASE_LOST) {
+                /* Said before the services stop: stopping them may wait
+                 * for their last store calls, and ending the term for the
+                 * refresher's, while nothing of the term acts any more. */
                 log_warning("lease lost (%s): no longer leader, back to standby",
                             lease_holder_reason(t->lease));
-                /* Said at once: ending the term may still wait for the
-                 * refresher's call to the store to return. */
                 sdlive_notify_status(t->d, "lease lost (%s): stepping down", lease_holder_reason(t->lease));
         }
+        for (size_t i = t->n_services; i-- > 0;)
+                stop_service(t, &loop, i);
 out:
         close(loop.epfd);
         return r;
