@@ -273,6 +273,9 @@ def measure_takeovers(events, r):
     return per
 
 
+COORDINATOR_STOPS = "coordinator: stopping: no job is handed out from now on"
+
+
 def measure_cut_leader(events, r, lease_ms, t0_rt):
     r.say("a leader cut from the store: when it stopped acting vs when its lease could expire (store clock):")
     r.say("  %-18s %6s %5s %9s %9s %9s %9s %9s" % ("nemesis", "at", "gen", "status", "last-wr", "coord",
@@ -290,8 +293,10 @@ def measure_cut_leader(events, r, lease_ms, t0_rt):
                            None)
         writes = [e["t"] for e in events if e["kind"] == "log" and e["src"] == target and t0 <= e["t"] < horizon
                   and ("maintenance write" in e["text"] or "write rejected" in e["text"])]
+        # The coordinator hands out no job once it says it is stopping
+        # (or once its term is over, the older line, said later).
         coord = next((e["t"] for e in events if e["kind"] == "log" and e["src"] == target and t0 <= e["t"] < horizon
-                      and "coordinator: term over" in e["text"]), None)
+                      and (COORDINATOR_STOPS in e["text"] or "coordinator: term over" in e["text"])), None)
         rows = [e for e in events if e["kind"] == "lease" and e.get("primary") and e["generation"] == g
                 and e["holder"] == target]
         expiry = max(e["expires_us"] for e in rows) / 1000.0 - t0_rt if rows else None

@@ -80,6 +80,19 @@ class CheckerTest(unittest.TestCase):
              else e for e in clean_history()]
         self.assertViolation(h, "leader m1 (generation 1) acted until 4000 ms after the cut, 1500 ms after its lease")
 
+    def test_coordinator_handing_out_jobs_after_its_lease_expired(self):
+        h = clean_history() + [ev(13_000, "log", src="m1", text="<6>" + checker.COORDINATOR_STOPS),
+                               ev(15_000, "log", src="m1", text="<6>coordinator: term over: 9 jobs assigned")]
+        self.assertViolation(h, "leader m1 (generation 1) acted until 3000 ms after the cut, 500 ms after its lease")
+
+    def test_coordinator_stopping_in_time_ends_its_acting(self):
+        # Handing out stopped at 10.5 s; joining its threads took until 15 s.
+        h = clean_history() + [ev(10_500, "log", src="m1", text="<6>" + checker.COORDINATOR_STOPS),
+                               ev(15_000, "log", src="m1", text="<6>coordinator: term over: 9 jobs assigned")]
+        r = self.verdict(h)
+        self.assertTrue(r.ok, r.text())
+        self.assertIn("margin (expiry - last act, ms): min 1500", r.text())
+
     def test_two_holders_of_one_generation(self):
         h = clean_history() + [status(20_000, "m3", "leader (generation 2)")]
         self.assertViolation(h, "generation 2 has 2 holders")
