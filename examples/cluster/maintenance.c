@@ -2,13 +2,18 @@
 #include "maintenance.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "log.h"
 #include "monotonic.h"
 
-#define BATCH 256
+/* Rows per listing: each page is a round trip, and a new leader's pass
+ * walks what earlier passes already did. */
+#define BATCH 1024
+#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c)))
+#define PAGE_BYTES (BATCH * MAX3(sizeof(struct store_blob), sizeof(struct store_artifact), sizeof(struct store_node)))
 #define STATUS_EVERY 4096
 #define WRITE_ATTEMPTS 5
 #define RETRY_FIRST_USEC (20 * SDLIVE_USEC_PER_MSEC)
@@ -29,6 +34,7 @@ struct pass {
         size_t list_max;             /* items per transaction */
         size_t n_pending;
         struct store_inventory_write pending[MAINTENANCE_WRITES_PER_TRANSACTION];
+        void *page;                  /* PAGE_BYTES: one listing of any kind */
 };
 
 /* What every inner-loop iteration does before touching its item: pets,
@@ -144,7 +150,7 @@ static int loop_end(struct pass *p, enum item_kind kind, int n) {
 }
 
 static int blobs_loop(struct pass *p) {
-        struct store_blob batch[BATCH];
+        struct store_blob *batch = p->page;
         int64_t after = 0;
         int n, r;
 
@@ -168,7 +174,7 @@ static int blobs_loop(struct pass *p) {
  * keep_versions of a name is pruned. */
 static int artifacts_loop(struct pass *p) {
         unsigned keep = p->m->keep_versions ? p->m->keep_versions : 3;
-        struct store_artifact batch[BATCH], after;
+        struct store_artifact *batch = p->page, after;
         struct store_inventory_write w;
         char current[STORE_NAME_MAX + 1] = "";
         unsigned seen = 0;
@@ -201,7 +207,7 @@ static int nodes_loop(struct pass *p) {
         uint64_t missing_after = p->m->node_missing_usec ? p->m->node_missing_usec
                                                          : 10 * 60 * SDLIVE_USEC_PER_SEC;
         char after[STORE_NAME_MAX + 1] = "";
-        struct store_node batch[BATCH];
+        struct store_node *batch = p->page;
         struct store_inventory_write w;
         int n, r;
 
@@ -227,18 +233,25 @@ int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stat
                 .m = m,
                 .stats = stats,
                 .started_usec = monotonic_usec(),
-                .list_max = m->max_rate > 0 && m->max_rate < MAINTENANCE_WRITES_PER_TRANSACTION
-                                    ? (size_t) m->max_rate
+                .list_max = m->max_rate > 0 && m->max_rate * MAINTENANCE_PACE_MAX_SEC <
+                                                       MAINTENANCE_WRITES_PER_TRANSACTION
+                                    ? (size_t) (m->max_rate * MAINTENANCE_PACE_MAX_SEC)
                                     : MAINTENANCE_WRITES_PER_TRANSACTION,
         };
         int r;
 
         *stats = (struct maintenance_stats) { 0 };
+        p.page = malloc(PAGE_BYTES);
+        if (!p.page) {
+                log_warning("maintenance pass: out of memory");
+                return -ENOMEM;
+        }
         r = blobs_loop(&p);
         if (r == 0)
                 r = artifacts_loop(&p);
         if (r == 0)
                 r = nodes_loop(&p);
+        free(p.page);
         stats->duration_usec = monotonic_usec() - p.started_usec;
         return r;
 }

@@ -11,8 +11,10 @@
  * Every item pets the watchdog and checks for lease loss, so a pass of any
  * length keeps a healthy leader alive and stops at once when the lease is
  * lost. The writes an inner loop finds to do are gathered into lists of up
- * to MAINTENANCE_WRITES_PER_TRANSACTION items (at most max_rate of them
- * under a rate limit), each written in one fenced transaction (store.h,
+ * to MAINTENANCE_WRITES_PER_TRANSACTION items (under a rate limit, at
+ * most MAINTENANCE_PACE_MAX_SEC seconds' worth of max_rate, so the paced
+ * wait after a list, in which no item is examined, stays within that),
+ * each written in one fenced transaction (store.h,
  * store_inventory_write) once full and at the end of the loop: a deposed
  * leader's list changes nothing. A stop or a lost lease ends the pass
  * with the list not yet written left unwritten (the next leader's pass
@@ -28,6 +30,7 @@
 #include "store.h"
 
 #define MAINTENANCE_WRITES_PER_TRANSACTION 64
+#define MAINTENANCE_PACE_MAX_SEC 2
 
 struct maintenance {
         struct store *store;

@@ -196,15 +196,15 @@ static void rate_limit_paces_writes(void **state) {
         assert_true(age < SDLIVE_USEC_PER_SEC);
 }
 
-/* Under a rate below 64 writes/s a list holds max_rate items, so the wait
- * after one stays within a second. */
-static void slow_rate_makes_lists_of_max_rate(void **state) {
+/* Under a rate below 32 writes/s a list holds two seconds' worth of
+ * max_rate, so the wait after one stays within two seconds. */
+static void slow_rate_makes_lists_of_two_seconds(void **state) {
         fixture *f = *state;
         struct maintenance m = config(f);
         struct maintenance_stats st;
 
         f->lose_after = 150; /* 50 blobs to delete: one list of 50 */
-        m.max_rate = 50;
+        m.max_rate = 25;
         assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
         assert_int_equal(st.blobs_deleted, 50);
         assert_int_equal(st.transactions, 1);
@@ -218,7 +218,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(deposed_leaders_writes_are_rejected, setup, teardown),
                 cmocka_unit_test_setup_teardown(stop_request_ends_the_pass, setup, teardown),
                 cmocka_unit_test_setup_teardown(rate_limit_paces_writes, setup, teardown),
-                cmocka_unit_test_setup_teardown(slow_rate_makes_lists_of_max_rate, setup, teardown),
+                cmocka_unit_test_setup_teardown(slow_rate_makes_lists_of_two_seconds, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
