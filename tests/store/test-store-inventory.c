@@ -117,6 +117,7 @@ static void test_list_fenced_out_as_a_whole(void **state) {
         /* Token 7 writes one item; token 6 is then refused whole. */
         assert_int_equal(store_inventory_write(s, &high, w, 1), 1);
         assert_int_equal(store_inventory_write(s, &low, w + 1, 2), -ESTALE);
+        assert_non_null(strstr(store_errmsg(s), "token 6 of y is lower than token 7"));
         assert_false(w[1].changed);
         assert_false(w[2].changed);
         assert_inventory(1, 20, 0);

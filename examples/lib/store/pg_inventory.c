@@ -185,13 +185,27 @@ static int send_list(struct store_pg *p, const struct store_fence *f, char *cons
         return read_pipeline(p, deadline, res, 3);
 }
 
-/* The fence's verdict: division by zero is a fence that does not hold. */
-static int fence_verdict(struct store_pg *p, const struct store_fence *f, PGresult *res) {
+/* The fence's verdict: division by zero is a fence that does not hold
+ * (-ESTALE, its message left to fence_refused()). */
+static int fence_verdict(struct store_pg *p, PGresult *res) {
         const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
         if (PQresultStatus(res) == PGRES_FATAL_ERROR && state && strcmp(state, "22012") == 0)
-                return store_fence_refused(&p->base, f, 0);
+                return -ESTALE;
         return pg_check_result(p, res, "check lease");
+}
+
+/* After the rollback: why f was refused, for a token with the mark it
+ * lost to (one more round trip, on refusal only). */
+static int fence_refused(struct store *s, const struct store_fence *f) {
+        struct store_rows rows;
+        int64_t mark = 0;
+
+        if (f->by_token && store_query_row(s, &rows, STMT_TOKEN_MARK, "read token mark", f->lease) > 0) {
+                mark = store_rows_int(&rows, 0);
+                store_rows_end(&rows);
+        }
+        return store_fence_refused(s, f, mark);
 }
 
 /* Marks the items the statement's rows name (from 1); returns how many. */
@@ -215,6 +229,7 @@ int pg_inventory_write(struct store *s, const struct store_fence *f, struct stor
         char *text[L_N] = { NULL };
         PGresult *res[3] = { NULL };
         int r, changed = 0;
+        bool refused = false;
 
         if ((r = prepare_statements(p)) < 0)
                 return r;
@@ -229,8 +244,10 @@ int pg_inventory_write(struct store *s, const struct store_fence *f, struct stor
                               res);
         if (r >= 0)
                 r = pg_check_result(p, res[0], "begin transaction");
-        if (r >= 0)
-                r = fence_verdict(p, f, res[1]);
+        if (r >= 0) {
+                r = fence_verdict(p, res[1]);
+                refused = r == -ESTALE;
+        }
         if (r >= 0)
                 r = pg_check_result(p, res[2], "inventory writes");
         if (r >= 0)
@@ -241,6 +258,8 @@ int pg_inventory_write(struct store *s, const struct store_fence *f, struct stor
                 r = pg_commit(s); /* waits no longer than the deadline for acting */
         else
                 r = pg_abort(s, r);
+        if (refused)
+                r = fence_refused(s, f);
         if (r == -ETIMEDOUT && store_fence_in_time(s, f) < 0)
                 r = -ESTALE; /* the wait was cut at the deadline for acting */
         for (int k = 0; k < 3; k++)
