@@ -14,6 +14,7 @@
 #define BATCH 1024
 #define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c)))
 #define PAGE_BYTES (BATCH * MAX3(sizeof(struct store_blob), sizeof(struct store_artifact), sizeof(struct store_node)))
+#define PACE_SLICE_USEC (20 * SDLIVE_USEC_PER_MSEC)
 #define STATUS_EVERY 4096
 #define WRITE_ATTEMPTS 5
 #define RETRY_FIRST_USEC (20 * SDLIVE_USEC_PER_MSEC)
@@ -61,6 +62,27 @@ static int item_begin(struct pass *p, enum item_kind kind) {
         return 0;
 }
 
+/* The paced wait before a transaction, in slices that do what an item
+ * does (the wedge, petting, a stop, a lost lease): a wait of any length
+ * is noticed as quickly as the items around it. 0 once it is time. */
+static int pace_until(struct pass *p, uint64_t until) {
+        const struct maintenance *m = p->m;
+
+        for (;;) {
+                uint64_t now = monotonic_usec();
+
+                if (now >= until)
+                        return 0;
+                if (m->wedge)
+                        fault_switch_check(m->wedge);
+                if (sdlive_idle(m->d, until - now < PACE_SLICE_USEC ? until - now : PACE_SLICE_USEC) ==
+                    SDLIVE_WAKE_STOP)
+                        return MAINTENANCE_STOPPED;
+                if (m->lease_lost && m->lease_lost(m->userdata))
+                        return MAINTENANCE_LEASE_LOST;
+        }
+}
+
 static void count_changed(struct pass *p) {
         for (size_t i = 0; i < p->n_pending; i++) {
                 if (!p->pending[i].changed)
@@ -96,14 +118,15 @@ static int write_pending(struct pass *p, enum item_kind kind) {
                 return 0;
         /* The rate limit paces transactions: one of n items begins no
          * sooner than n / max_rate after the one before began, so the
-         * rate holds on average; the sleep pets. The write follows the
-         * sleep directly: if the lease ran out meanwhile, the fence, not a
-         * flag check, is what keeps the write out. */
+         * rate holds on average. The write follows the wait directly: if
+         * the lease ran out after its last slice, the fence, not a flag
+         * check, is what keeps the write out. */
         if (m->max_rate > 0) {
-                uint64_t now = monotonic_usec();
+                uint64_t now;
 
-                if (p->next_write_usec > now && sdlive_idle(m->d, p->next_write_usec - now) == SDLIVE_WAKE_STOP)
-                        return MAINTENANCE_STOPPED;
+                if ((r = pace_until(p, p->next_write_usec)) != 0)
+                        return r;
+                now = monotonic_usec();
                 p->next_write_usec = (p->next_write_usec > now ? p->next_write_usec : now) +
                                      n * SDLIVE_USEC_PER_SEC / m->max_rate;
         }

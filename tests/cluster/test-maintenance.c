@@ -183,15 +183,15 @@ static void rate_limit_paces_writes(void **state) {
         struct maintenance_stats st;
         uint64_t age;
 
-        f->lose_after = BLOBS; /* the blobs loop, then the loss */
         m.max_rate = 2000;
-        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
-        assert_int_equal(st.blobs_deleted, BLOBS / 3);
-        assert_int_equal(st.transactions, 16);
-        /* 15 lists of 64 waited for: 960 writes at 2000/s. */
-        print_message("1000 writes at 2000/s at most took %llu ms\n",
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
+        assert_int_equal(st.blobs_deleted + st.artifacts_pruned + st.nodes_missing, BLOBS / 3 + 70 + NODES / 4);
+        assert_int_equal(st.transactions, 16 + 2 + 1);
+        /* Every list but the last waited for: 1070 of the 1080 writes
+         * (the nodes' list holds 10) at 2000/s. */
+        print_message("1080 writes at 2000/s at most took %llu ms\n",
                       (unsigned long long) (st.duration_usec / SDLIVE_USEC_PER_MSEC));
-        assert_true(st.duration_usec >= 960 * SDLIVE_USEC_PER_SEC / 2000);
+        assert_true(st.duration_usec >= 1070 * SDLIVE_USEC_PER_SEC / 2000);
         assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
         assert_true(age < SDLIVE_USEC_PER_SEC);
 }
@@ -211,6 +211,22 @@ static void slow_rate_makes_lists_of_two_seconds(void **state) {
         assert_int_equal(deleted_blobs(f), 50);
 }
 
+/* A lease lost while the pass waits for its next transaction is noticed
+ * within the wait, not after it: at 10 writes/s a list of 20 waits 2 s. */
+static void lease_loss_is_noticed_while_pacing(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+
+        f->lose_after = 121; /* 120 items (two lists of 20), then the loss */
+        m.max_rate = 10;
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
+        assert_int_equal(st.items, 120);
+        assert_int_equal(st.transactions, 1);
+        assert_int_equal(deleted_blobs(f), 20);
+        assert_true(st.duration_usec < SDLIVE_USEC_PER_SEC);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(full_pass_changes_what_it_should, setup, teardown),
@@ -219,6 +235,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(stop_request_ends_the_pass, setup, teardown),
                 cmocka_unit_test_setup_teardown(rate_limit_paces_writes, setup, teardown),
                 cmocka_unit_test_setup_teardown(slow_rate_makes_lists_of_two_seconds, setup, teardown),
+                cmocka_unit_test_setup_teardown(lease_loss_is_noticed_while_pacing, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
