@@ -13,7 +13,7 @@
  * lost. The writes an inner loop finds to do are gathered into lists of up
  * to MAINTENANCE_WRITES_PER_TRANSACTION items (under a rate limit, at
  * most MAINTENANCE_PACE_MAX_SEC seconds' worth of max_rate, so the paced
- * wait after a list, in which no item is examined, stays within that),
+ * wait after a list stays within that),
  * each written in one fenced transaction (store.h,
  * store_inventory_write) once full and at the end of the loop: a deposed
  * leader's list changes nothing. A stop or a lost lease ends the pass
@@ -43,7 +43,8 @@ struct maintenance {
         uint64_t node_missing_usec;  /* 0: 10 min */
         /* Writes (items) per second on average, 0: unlimited: a
          * transaction of n items begins no sooner than n / max_rate after
-         * the one before it began, waiting in sdlive_idle() (which pets). */
+         * the one before it began, waiting in slices of sdlive_idle()
+         * that each do what an item does (wedge, pet, stop, lease loss). */
         uint64_t max_rate;
         const fault_switch *wedge;   /* may be NULL */
 };
