@@ -2,13 +2,19 @@
 #include "maintenance.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "log.h"
 #include "monotonic.h"
 
-#define BATCH 256
+/* Rows per listing: each page is a round trip, and a new leader's pass
+ * walks what earlier passes already did. */
+#define BATCH 1024
+#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c)))
+#define PAGE_BYTES (BATCH * MAX3(sizeof(struct store_blob), sizeof(struct store_artifact), sizeof(struct store_node)))
+#define PACE_SLICE_USEC (20 * SDLIVE_USEC_PER_MSEC)
 #define STATUS_EVERY 4096
 #define WRITE_ATTEMPTS 5
 #define RETRY_FIRST_USEC (20 * SDLIVE_USEC_PER_MSEC)
@@ -25,7 +31,11 @@ struct pass {
         const struct maintenance *m;
         struct maintenance_stats *stats;
         uint64_t started_usec;
-        uint64_t next_write_usec;    /* pacing */
+        uint64_t next_write_usec;    /* pacing: when the next transaction may begin */
+        size_t list_max;             /* items per transaction */
+        size_t n_pending;
+        struct store_inventory_write pending[MAINTENANCE_WRITES_PER_TRANSACTION];
+        void *page;                  /* PAGE_BYTES: one listing of any kind */
 };
 
 /* What every inner-loop iteration does before touching its item: pets,
@@ -52,45 +62,81 @@ static int item_begin(struct pass *p, enum item_kind kind) {
         return 0;
 }
 
-/* Makes one fenced write: retries a store that is briefly unavailable
- * (petting while it waits), turns -ESTALE into MAINTENANCE_LEASE_LOST.
- * Retries go to the store, whose fence decides; the lease-lost flag is
- * checked again before the next item. (A leader paused inside a write
- * transaction finds its session ended by the server when it resumes: its
- * retry is what meets the fence.) Returns 0 (with *changed counted), a
- * MAINTENANCE_* code or -errno. */
-static int write_item(struct pass *p, enum item_kind kind, int64_t id, const char *name, int64_t version,
-                      uint64_t *changed) {
+/* The paced wait before a transaction, in slices that do what an item
+ * does (the wedge, petting, a stop, a lost lease): a wait of any length
+ * is noticed as quickly as the items around it. 0 once it is time. */
+static int pace_until(struct pass *p, uint64_t until) {
         const struct maintenance *m = p->m;
-        uint64_t delay = RETRY_FIRST_USEC;
-        int r = 0;
 
-        /* The rate limit paces writes; the sleep pets. The write follows
-         * the sleep directly: if the lease ran out meanwhile, the fence,
-         * not a flag check, is what keeps the write out. */
-        if (m->max_rate > 0) {
+        for (;;) {
                 uint64_t now = monotonic_usec();
 
-                if (p->next_write_usec > now && sdlive_idle(m->d, p->next_write_usec - now) == SDLIVE_WAKE_STOP)
+                if (now >= until)
+                        return 0;
+                if (m->wedge)
+                        fault_switch_check(m->wedge);
+                if (sdlive_idle(m->d, until - now < PACE_SLICE_USEC ? until - now : PACE_SLICE_USEC) ==
+                    SDLIVE_WAKE_STOP)
                         return MAINTENANCE_STOPPED;
+                if (m->lease_lost && m->lease_lost(m->userdata))
+                        return MAINTENANCE_LEASE_LOST;
+        }
+}
+
+static void count_changed(struct pass *p) {
+        for (size_t i = 0; i < p->n_pending; i++) {
+                if (!p->pending[i].changed)
+                        continue;
+                switch (p->pending[i].op) {
+                case STORE_BLOB_MARK_DELETED:
+                        p->stats->blobs_deleted++;
+                        break;
+                case STORE_ARTIFACT_PRUNE:
+                        p->stats->artifacts_pruned++;
+                        break;
+                case STORE_NODE_MARK_MISSING:
+                        p->stats->nodes_missing++;
+                        break;
+                }
+        }
+}
+
+/* Writes the pending items in one fenced transaction: retries a store
+ * that is briefly unavailable (petting while it waits), turns -ESTALE
+ * into MAINTENANCE_LEASE_LOST. Retries go to the store, whose fence
+ * decides; the lease-lost flag is checked again before the next item. (A
+ * leader paused inside a write transaction finds its session ended by the
+ * server when it resumes: its retry is what meets the fence.) Returns 0
+ * (the changes counted, the list emptied), a MAINTENANCE_* code or -errno. */
+static int write_pending(struct pass *p, enum item_kind kind) {
+        const struct maintenance *m = p->m;
+        uint64_t delay = RETRY_FIRST_USEC;
+        size_t n = p->n_pending;
+        int r = 0;
+
+        if (n == 0)
+                return 0;
+        /* The rate limit paces transactions: one of n items begins no
+         * sooner than n / max_rate after the one before began, so the
+         * rate holds on average. The write follows the wait directly: if
+         * the lease ran out after its last slice, the fence, not a flag
+         * check, is what keeps the write out. */
+        if (m->max_rate > 0) {
+                uint64_t now;
+
+                if ((r = pace_until(p, p->next_write_usec)) != 0)
+                        return r;
+                now = monotonic_usec();
                 p->next_write_usec = (p->next_write_usec > now ? p->next_write_usec : now) +
-                                     SDLIVE_USEC_PER_SEC / m->max_rate;
+                                     n * SDLIVE_USEC_PER_SEC / m->max_rate;
         }
 
         for (unsigned attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
-                switch (kind) {
-                case ITEM_BLOB:
-                        r = store_blob_mark_deleted(m->store, m->fence, id);
-                        break;
-                case ITEM_ARTIFACT:
-                        r = store_artifact_prune(m->store, m->fence, name, version);
-                        break;
-                case ITEM_NODE:
-                        r = store_node_mark_missing(m->store, m->fence, name);
-                        break;
-                }
+                r = store_inventory_write(m->store, m->fence, p->pending, n);
                 if (r >= 0) {
-                        *changed += r > 0;
+                        count_changed(p);
+                        p->stats->transactions++;
+                        p->n_pending = 0;
                         return 0;
                 }
                 if (r == -ESTALE) {
@@ -110,13 +156,24 @@ static int write_item(struct pass *p, enum item_kind kind, int64_t id, const cha
         return r;
 }
 
-static int list_failed(struct pass *p, enum item_kind kind, int r) {
-        log_warning("cannot list %s: %s", kind_names[kind], store_errmsg(p->m->store));
+/* Adds an item to the pending list; writes the list once it is full. */
+static int queue_write(struct pass *p, enum item_kind kind, struct store_inventory_write w) {
+        p->pending[p->n_pending++] = w;
+        return p->n_pending < p->list_max ? 0 : write_pending(p, kind);
+}
+
+/* The end of an inner loop: what is pending is written, then a listing's
+ * failure reported. */
+static int loop_end(struct pass *p, enum item_kind kind, int n) {
+        int r = n < 0 ? n : write_pending(p, kind);
+
+        if (n < 0)
+                log_warning("cannot list %s: %s", kind_names[kind], store_errmsg(p->m->store));
         return r;
 }
 
 static int blobs_loop(struct pass *p) {
-        struct store_blob batch[BATCH];
+        struct store_blob *batch = p->page;
         int64_t after = 0;
         int n, r;
 
@@ -127,19 +184,21 @@ static int blobs_loop(struct pass *p) {
                         after = batch[i].id;
                         if (batch[i].deleted || batch[i].refcount > 0)
                                 continue;
-                        r = write_item(p, ITEM_BLOB, batch[i].id, NULL, 0, &p->stats->blobs_deleted);
+                        r = queue_write(p, ITEM_BLOB, (struct store_inventory_write) {
+                                                              .op = STORE_BLOB_MARK_DELETED, .id = batch[i].id });
                         if (r != 0)
                                 return r;
                 }
         }
-        return n < 0 ? list_failed(p, ITEM_BLOB, n) : 0;
+        return loop_end(p, ITEM_BLOB, n);
 }
 
 /* Versions come newest first within a name: everything after the first
  * keep_versions of a name is pruned. */
 static int artifacts_loop(struct pass *p) {
         unsigned keep = p->m->keep_versions ? p->m->keep_versions : 3;
-        struct store_artifact batch[BATCH], after;
+        struct store_artifact *batch = p->page, after;
+        struct store_inventory_write w;
         char current[STORE_NAME_MAX + 1] = "";
         unsigned seen = 0;
         bool started = false;
@@ -157,20 +216,22 @@ static int artifacts_loop(struct pass *p) {
                         }
                         if (++seen <= keep)
                                 continue;
-                        r = write_item(p, ITEM_ARTIFACT, 0, batch[i].name, batch[i].version,
-                                       &p->stats->artifacts_pruned);
-                        if (r != 0)
+                        w = (struct store_inventory_write) { .op = STORE_ARTIFACT_PRUNE,
+                                                             .version = batch[i].version };
+                        memcpy(w.name, batch[i].name, sizeof(w.name));
+                        if ((r = queue_write(p, ITEM_ARTIFACT, w)) != 0)
                                 return r;
                 }
         }
-        return n < 0 ? list_failed(p, ITEM_ARTIFACT, n) : 0;
+        return loop_end(p, ITEM_ARTIFACT, n);
 }
 
 static int nodes_loop(struct pass *p) {
         uint64_t missing_after = p->m->node_missing_usec ? p->m->node_missing_usec
                                                          : 10 * 60 * SDLIVE_USEC_PER_SEC;
         char after[STORE_NAME_MAX + 1] = "";
-        struct store_node batch[BATCH];
+        struct store_node *batch = p->page;
+        struct store_inventory_write w;
         int n, r;
 
         while ((n = store_nodes_list(p->m->store, after[0] ? after : NULL, batch, BATCH)) > 0) {
@@ -181,24 +242,39 @@ static int nodes_loop(struct pass *p) {
                         if (batch[i].missing || batch[i].since_checkin_usec < 0 ||
                             (uint64_t) batch[i].since_checkin_usec <= missing_after)
                                 continue;
-                        r = write_item(p, ITEM_NODE, 0, batch[i].name, 0, &p->stats->nodes_missing);
-                        if (r != 0)
+                        w = (struct store_inventory_write) { .op = STORE_NODE_MARK_MISSING };
+                        memcpy(w.name, batch[i].name, sizeof(w.name));
+                        if ((r = queue_write(p, ITEM_NODE, w)) != 0)
                                 return r;
                 }
         }
-        return n < 0 ? list_failed(p, ITEM_NODE, n) : 0;
+        return loop_end(p, ITEM_NODE, n);
 }
 
 int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stats) {
-        struct pass p = { .m = m, .stats = stats, .started_usec = monotonic_usec() };
+        struct pass p = {
+                .m = m,
+                .stats = stats,
+                .started_usec = monotonic_usec(),
+                .list_max = m->max_rate > 0 && m->max_rate * MAINTENANCE_PACE_MAX_SEC <
+                                                       MAINTENANCE_WRITES_PER_TRANSACTION
+                                    ? (size_t) (m->max_rate * MAINTENANCE_PACE_MAX_SEC)
+                                    : MAINTENANCE_WRITES_PER_TRANSACTION,
+        };
         int r;
 
         *stats = (struct maintenance_stats) { 0 };
+        p.page = malloc(PAGE_BYTES);
+        if (!p.page) {
+                log_warning("maintenance pass: out of memory");
+                return -ENOMEM;
+        }
         r = blobs_loop(&p);
         if (r == 0)
                 r = artifacts_loop(&p);
         if (r == 0)
                 r = nodes_loop(&p);
+        free(p.page);
         stats->duration_usec = monotonic_usec() - p.started_usec;
         return r;
 }

@@ -10,7 +10,15 @@
  *   nodes      mark nodes silent for longer than node_missing_usec missing.
  * Every item pets the watchdog and checks for lease loss, so a pass of any
  * length keeps a healthy leader alive and stops at once when the lease is
- * lost. Every write is fenced: a deposed leader's write changes nothing.
+ * lost. The writes an inner loop finds to do are gathered into lists of up
+ * to MAINTENANCE_WRITES_PER_TRANSACTION items (under a rate limit, at
+ * most MAINTENANCE_PACE_MAX_SEC seconds' worth of max_rate, so the paced
+ * wait after a list stays within that),
+ * each written in one fenced transaction (store.h,
+ * store_inventory_write) once full and at the end of the loop: a deposed
+ * leader's list changes nothing. A stop or a lost lease ends the pass
+ * with the list not yet written left unwritten (the next leader's pass
+ * finds the same work).
  */
 
 #include <stdbool.h>
@@ -21,6 +29,9 @@
 #include "fault.h"
 #include "store.h"
 
+#define MAINTENANCE_WRITES_PER_TRANSACTION 64
+#define MAINTENANCE_PACE_MAX_SEC 2
+
 struct maintenance {
         struct store *store;
         const struct store_fence *fence;
@@ -30,7 +41,11 @@ struct maintenance {
         void *userdata;
         unsigned keep_versions;      /* 0: 3 */
         uint64_t node_missing_usec;  /* 0: 10 min */
-        uint64_t max_rate;           /* writes per second, 0: unlimited */
+        /* Writes (items) per second on average, 0: unlimited: a
+         * transaction of n items begins no sooner than n / max_rate after
+         * the one before it began, waiting in slices of sdlive_idle()
+         * that each do what an item does (wedge, pet, stop, lease loss). */
+        uint64_t max_rate;
         const fault_switch *wedge;   /* may be NULL */
 };
 
@@ -39,7 +54,8 @@ struct maintenance_stats {
         uint64_t blobs_deleted;
         uint64_t artifacts_pruned;
         uint64_t nodes_missing;
-        uint64_t rejected;           /* writes refused by the fence (0 or 1) */
+        uint64_t rejected;           /* lists refused by the fence (0 or 1) */
+        uint64_t transactions;       /* lists of writes committed */
         uint64_t duration_usec;
 };
 
@@ -49,9 +65,12 @@ enum {
         MAINTENANCE_STOPPED = 2,     /* stop requested */
 };
 
-/* Runs one pass. Returns a MAINTENANCE_* code, or the store's -errno when
- * it stayed unavailable through a few retries or failed for good (see
- * store_errmsg(m->store)). stats is filled in every case. */
+/* Runs one pass. Returns a MAINTENANCE_* code (a list refused by the
+ * fence, -ESTALE, is MAINTENANCE_LEASE_LOST), or the store's -errno when
+ * it stayed unavailable through a few retries of the whole list or failed
+ * for good (see store_errmsg(m->store)). stats is filled in every case,
+ * counted per item: items examined, and of the lists committed, the items
+ * that changed their row. */
 int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stats);
 
 #endif

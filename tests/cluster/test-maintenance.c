@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The maintenance pass: what it changes, that it stops at once when the lease
- * is lost, and that a deposed leader's writes are rejected by the fence. */
+/* The maintenance pass: what it changes, in lists of writes per fenced
+ * transaction at the rate asked, that it stops at once when the lease is
+ * lost, and that a deposed leader's writes are rejected by the fence. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -84,11 +85,19 @@ static uint64_t deleted_blobs(fixture *f) {
         return deleted;
 }
 
+/* Write-log rows of the "cluster" lease, no two generations overlapping. */
+static uint64_t log_entries(fixture *f) {
+        struct store_log_summary log;
+
+        assert_int_equal(store_log_summary(f->s, "cluster", &log), 0);
+        assert_int_equal(log.overlaps, 0);
+        return log.entries;
+}
+
 static void full_pass_changes_what_it_should(void **state) {
         fixture *f = *state;
         struct maintenance m = config(f);
         struct maintenance_stats st;
-        struct store_log_summary log;
         uint64_t age;
 
         assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
@@ -102,9 +111,11 @@ static void full_pass_changes_what_it_should(void **state) {
         assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
         assert_true(age < SDLIVE_USEC_PER_SEC);
 
-        assert_int_equal(store_log_summary(f->s, "cluster", &log), 0);
-        assert_int_equal(log.entries, BLOBS / 3 + 70 + NODES / 4);
-        assert_int_equal(log.overlaps, 0);
+        /* Every item its own write-log row; lists of up to 64 items per
+         * transaction, each loop's last list shorter: 1000 blobs in 16,
+         * 70 artifacts in 2, 10 nodes in 1. */
+        assert_int_equal(log_entries(f), BLOBS / 3 + 70 + NODES / 4);
+        assert_int_equal(st.transactions, 16 + 2 + 1);
 
         /* A second pass finds nothing left to do. */
         assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
@@ -116,13 +127,17 @@ static void lease_loss_stops_the_pass_at_once(void **state) {
         struct maintenance m = config(f);
         struct maintenance_stats st;
 
-        f->lose_after = 100;
+        f->lose_after = 250;
         assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
-        /* The 101st item saw the loss and touched nothing. */
-        assert_int_equal(st.items, 100);
-        assert_int_equal(f->calls, 101);
-        assert_int_equal(deleted_blobs(f), st.blobs_deleted);
-        assert_true(st.blobs_deleted >= 33 && st.blobs_deleted <= 34);
+        /* The 251st item saw the loss and touched nothing: of the 83 blobs
+         * to delete among the first 250, a full list of 64 was written,
+         * the 19 gathered since were not. */
+        assert_int_equal(st.items, 250);
+        assert_int_equal(f->calls, 251);
+        assert_int_equal(st.blobs_deleted, 64);
+        assert_int_equal(st.transactions, 1);
+        assert_int_equal(deleted_blobs(f), 64);
+        assert_int_equal(log_entries(f), 64);
 }
 
 /* "a" was paused past its lease; "b" acquired it. a's pass, unaware (its
@@ -131,7 +146,6 @@ static void deposed_leaders_writes_are_rejected(void **state) {
         fixture *f = *state;
         struct maintenance m = config(f);
         struct maintenance_stats st;
-        struct store_log_summary log;
         uint64_t other;
 
         assert_int_equal(store_lease_release(f->s, "cluster", "a", f->generation), 0);
@@ -140,9 +154,9 @@ static void deposed_leaders_writes_are_rejected(void **state) {
         assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
         assert_int_equal(st.rejected, 1);
         assert_int_equal(st.blobs_deleted, 0);
+        assert_int_equal(st.transactions, 0);
         assert_int_equal(deleted_blobs(f), 0);
-        assert_int_equal(store_log_summary(f->s, "cluster", &log), 0);
-        assert_int_equal(log.entries, 0);
+        assert_int_equal(log_entries(f), 0);
 
         /* The new leader's pass goes through. */
         f->fence = (struct store_fence) { .lease = "cluster", .holder = "b", .generation = other };
@@ -160,18 +174,57 @@ static void stop_request_ends_the_pass(void **state) {
         assert_int_equal(st.items, 0);
 }
 
-/* Paced writes: at most max_rate per second, petting in between. */
+/* Paced lists: a transaction of n items begins no sooner than n /
+ * max_rate after the one before began, petting in between; the lists stay
+ * full. */
 static void rate_limit_paces_writes(void **state) {
         fixture *f = *state;
         struct maintenance m = config(f);
         struct maintenance_stats st;
+        uint64_t age;
 
-        f->lose_after = 60;   /* 20 blob writes among the first 60 items */
-        m.max_rate = 200;
+        m.max_rate = 2000;
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
+        assert_int_equal(st.blobs_deleted + st.artifacts_pruned + st.nodes_missing, BLOBS / 3 + 70 + NODES / 4);
+        assert_int_equal(st.transactions, 16 + 2 + 1);
+        /* Every list but the last waited for: 1070 of the 1080 writes
+         * (the nodes' list holds 10) at 2000/s. */
+        print_message("1080 writes at 2000/s at most took %llu ms\n",
+                      (unsigned long long) (st.duration_usec / SDLIVE_USEC_PER_MSEC));
+        assert_true(st.duration_usec >= 1070 * SDLIVE_USEC_PER_SEC / 2000);
+        assert_int_equal(sdlive_last_pet_age(f->d, &age), 0);
+        assert_true(age < SDLIVE_USEC_PER_SEC);
+}
+
+/* Under a rate below 32 writes/s a list holds two seconds' worth of
+ * max_rate, so the wait after one stays within two seconds. */
+static void slow_rate_makes_lists_of_two_seconds(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+
+        f->lose_after = 150; /* 50 blobs to delete: one list of 50 */
+        m.max_rate = 25;
         assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
-        assert_int_equal(st.blobs_deleted, 20);
-        /* 19 gaps of 5 ms at least. */
-        assert_true(st.duration_usec >= 19 * 5 * SDLIVE_USEC_PER_MSEC);
+        assert_int_equal(st.blobs_deleted, 50);
+        assert_int_equal(st.transactions, 1);
+        assert_int_equal(deleted_blobs(f), 50);
+}
+
+/* A lease lost while the pass waits for its next transaction is noticed
+ * within the wait, not after it: at 10 writes/s a list of 20 waits 2 s. */
+static void lease_loss_is_noticed_while_pacing(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+
+        f->lose_after = 121; /* 120 items (two lists of 20), then the loss */
+        m.max_rate = 10;
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_LEASE_LOST);
+        assert_int_equal(st.items, 120);
+        assert_int_equal(st.transactions, 1);
+        assert_int_equal(deleted_blobs(f), 20);
+        assert_true(st.duration_usec < SDLIVE_USEC_PER_SEC);
 }
 
 int main(void) {
@@ -181,6 +234,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(deposed_leaders_writes_are_rejected, setup, teardown),
                 cmocka_unit_test_setup_teardown(stop_request_ends_the_pass, setup, teardown),
                 cmocka_unit_test_setup_teardown(rate_limit_paces_writes, setup, teardown),
+                cmocka_unit_test_setup_teardown(slow_rate_makes_lists_of_two_seconds, setup, teardown),
+                cmocka_unit_test_setup_teardown(lease_loss_is_noticed_while_pacing, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,8 @@
 
 /* The PostgreSQL backend's handle and what its files share: the driver
  * (pg_driver.c), connecting and identity (pg_open.c), release
- * announcements (pg_listen.c), the pipelined job batch (pg_batch.c) and
- * the SQL (pg_sql.c). */
+ * announcements (pg_listen.c), the pipelined job batch (pg_batch.c), the
+ * pipelined inventory writes (pg_inventory.c) and the SQL (pg_sql.c). */
 
 #include "store-backend.h"
 
@@ -24,7 +24,9 @@
 struct store_pg {
         struct store base; /* first: struct store * converts to this */
         PGconn *conn;
-        unsigned job_prepared; /* bit i: batch statement i is prepared on conn */
+        /* bit i: batch statement i is prepared on conn (the job batch's
+         * JQ_*, then from bit JQ_N the inventory list's IQ_*) */
+        unsigned job_prepared;
         char *conninfo;
         uint64_t lock_timeout_usec;
         uint64_t connections;      /* connections made so far */
@@ -52,6 +54,12 @@ extern const struct store_sql pg_sql[STMT_N];
 enum { JQ_FENCE, JQ_RECORD, JQ_REQUEUE, JQ_CLAIM, JQ_LOG, JQ_N };
 extern const char *const pg_batch_sql[JQ_N];
 extern const int pg_batch_params[JQ_N];
+
+/* The statements of a list of inventory writes (pg_inventory.c): the
+ * job batch's fence, then every write and write-log row in one. */
+enum { IQ_FENCE, IQ_WRITE, IQ_N };
+extern const char *const pg_inventory_sql[IQ_N];
+extern const int pg_inventory_params[IQ_N];
 
 /* Drops the connection (and what was prepared on it). */
 void pg_disconnect(struct store_pg *p);
@@ -111,5 +119,9 @@ int pg_check_standbys(struct store *s, uint64_t max_age_usec);
 
 /* The job batch as one pipeline (pg_batch.c). */
 int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b);
+
+/* A list of inventory writes as one pipeline and a COMMIT (pg_inventory.c). */
+int pg_inventory_write(struct store *s, const struct store_fence *f, struct store_inventory_write *w, size_t n,
+                       const char *const *what);
 
 #endif

@@ -161,22 +161,25 @@ const struct store_sql pg_sql[STMT_N] = {
         [STMT_RUNS_UNFINISHED] = { "SELECT id FROM runs WHERE done_count < total ORDER BY id LIMIT $1", "i" },
 };
 
+/* Fails (division by zero) unless the fence holds: the rest of a
+ * pipeline is then skipped. $5: fenced by token (as STMT_FENCE_TOKEN: the
+ * mark is raised), else by the lease row (as STMT_FENCE); only the branch
+ * taken reads its table. */
+#define PIPELINE_FENCE_SQL \
+        "WITH mark AS (INSERT INTO lease_tokens (lease, token) SELECT $1::text, $3::bigint" \
+        "  WHERE $5::boolean" \
+        "  AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4)" \
+        "  ON CONFLICT (lease) DO UPDATE SET token = excluded.token" \
+        "  WHERE lease_tokens.token <= excluded.token RETURNING 1)" \
+        " SELECT 1 / (CASE WHEN $5::boolean THEN (SELECT count(*) FROM mark)" \
+        " ELSE (SELECT count(*) FROM (SELECT 1 FROM leases WHERE name = $1 AND holder = $2" \
+        " AND generation = $3 AND expires > clock_timestamp()" \
+        " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4)" \
+        " FOR KEY SHARE) l) END)::integer"
+
 /* Statements of the batched job path (pg_batch.c). */
 const char *const pg_batch_sql[JQ_N] = {
-        /* Fails (division by zero) unless the fence holds: the rest of the
-         * pipeline is then skipped. $5: fenced by token (as
-         * STMT_FENCE_TOKEN: the mark is raised), else by the lease row (as
-         * STMT_FENCE); only the branch taken reads its table. */
-        [JQ_FENCE] = "WITH mark AS (INSERT INTO lease_tokens (lease, token) SELECT $1::text, $3::bigint"
-                     "  WHERE $5::boolean"
-                     "  AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4)"
-                     "  ON CONFLICT (lease) DO UPDATE SET token = excluded.token"
-                     "  WHERE lease_tokens.token <= excluded.token RETURNING 1)"
-                     " SELECT 1 / (CASE WHEN $5::boolean THEN (SELECT count(*) FROM mark)"
-                     " ELSE (SELECT count(*) FROM (SELECT 1 FROM leases WHERE name = $1 AND holder = $2"
-                     " AND generation = $3 AND expires > clock_timestamp()"
-                     " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $4)"
-                     " FOR KEY SHARE) l) END)::integer",
+        [JQ_FENCE] = PIPELINE_FENCE_SQL,
         /* Locks the jobs named (in key order: two batches never deadlock),
          * completes each first RESULT of the current attempt with its token
          * on a job not done, and returns what every RESULT found. */
@@ -214,6 +217,30 @@ const char *const pg_batch_sql[JQ_N] = {
 };
 const int pg_batch_params[JQ_N] = { 5, 5, 3, 3, 4 };
 
+/* Statements of a list of inventory writes (pg_inventory.c). */
+const char *const pg_inventory_sql[IQ_N] = {
+        [IQ_FENCE] = PIPELINE_FENCE_SQL,
+        /* $4..$8: one array element per item (op as enum
+         * store_inventory_op). Each row is changed once, by its first item
+         * (DISTINCT ON); every item has its write-log row, in list order;
+         * the rows returned are the items (from 1) that changed a row. */
+        [IQ_WRITE] = "WITH i AS (SELECT * FROM unnest($4::integer[], $5::bigint[], $6::text[], $7::bigint[],"
+                     "  $8::text[]) WITH ORDINALITY AS i (op, id, name, version, what, n)),"
+                     " b AS (UPDATE blobs SET deleted = true FROM (SELECT DISTINCT ON (id) id, n FROM i"
+                     "  WHERE op = 0 ORDER BY id, n) x WHERE blobs.id = x.id AND blobs.refcount = 0"
+                     "  AND NOT blobs.deleted RETURNING x.n),"
+                     " a AS (DELETE FROM artifacts USING (SELECT DISTINCT ON (name, version) name, version, n"
+                     "  FROM i WHERE op = 1 ORDER BY name, version, n) x"
+                     "  WHERE artifacts.name = x.name AND artifacts.version = x.version RETURNING x.n),"
+                     " m AS (UPDATE nodes SET missing = true FROM (SELECT DISTINCT ON (name) name, n FROM i"
+                     "  WHERE op = 2 ORDER BY name, n) x WHERE nodes.name = x.name AND NOT nodes.missing"
+                     "  RETURNING x.n),"
+                     " l AS (INSERT INTO write_log (lease, holder, generation, at, what)"
+                     "  SELECT $1::text, $2::text, $3::bigint, " PG_NOW_USEC ", what FROM i ORDER BY n)"
+                     " SELECT n FROM b UNION ALL SELECT n FROM a UNION ALL SELECT n FROM m",
+};
+const int pg_inventory_params[IQ_N] = { 5, 8 };
+
 
 const struct store_backend pg_backend = {
         .name = "postgresql",
@@ -241,5 +268,6 @@ const struct store_backend pg_backend = {
         .lease_notified = pg_lease_notified,
         .lease_unlisten = pg_lease_unlisten,
         .jobs_batch = pg_jobs_batch,
+        .inventory_write = pg_inventory_write,
         .check_durability = pg_check_standbys,
 };

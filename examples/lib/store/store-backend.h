@@ -151,6 +151,13 @@ struct store_backend {
          * with a checked list of parts (b, b->next, ...) whose counters are
          * zero and tokens drawn; it writes every output into its part. */
         int (*jobs_batch)(struct store *s, const struct store_fence *f, struct store_job_batch *b);
+        /* A list of inventory writes in one fenced transaction; NULL:
+         * statement by statement (store_inventory.c). Called connected,
+         * with a checked list of 1 to STORE_INVENTORY_WRITES_MAX items whose
+         * `changed` is false and what[i] their write-log text; it sets
+         * `changed` and returns how many changed, as store_inventory_write. */
+        int (*inventory_write)(struct store *s, const struct store_fence *f, struct store_inventory_write *w,
+                               size_t n, const char *const *what);
 };
 
 struct store {
@@ -231,6 +238,10 @@ uint64_t store_fence_wait_until(const struct store_fence *f, uint64_t deadline);
 int store_fence_commit(struct store *s, const struct store_fence *f, const char *what);
 /* One fenced statement, logged as `what`: returns the rows it changed. */
 int store_fenced_exec(struct store *s, const struct store_fence *f, const char *what, enum store_stmt id, ...);
+
+/* The write-log text of an inventory write ("mark blob 7 deleted"). */
+#define STORE_INVENTORY_WHAT_MAX 128
+void store_inventory_what(const struct store_inventory_write *w, char what[STORE_INVENTORY_WHAT_MAX]);
 
 /* Schema version and identity (store.c). */
 /* Reads the schema version (must be STORE_SCHEMA_VERSION) and the store's

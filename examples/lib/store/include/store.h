@@ -247,6 +247,35 @@ int store_node_mark_missing(struct store *s, const struct store_fence *f, const 
 /* A node reports in (not a leader write: unfenced). Clears `missing`. */
 int store_node_checkin(struct store *s, const char *name);
 
+/* Many inventory writes in one fenced transaction (the maintenance
+ * pass's): the fence and the deadline for acting as for one write, each
+ * item its own write-log row (the same text as its one-item call), all
+ * or nothing; -ESTALE when fenced out, with nothing written. PostgreSQL
+ * sends the whole list in two round trips (docs/store.md, "Batched
+ * inventory writes"). The same row twice in a list changes once, on its
+ * first item. */
+enum store_inventory_op {
+        STORE_BLOB_MARK_DELETED,   /* id */
+        STORE_ARTIFACT_PRUNE,      /* name, version */
+        STORE_NODE_MARK_MISSING,   /* name */
+};
+
+struct store_inventory_write {
+        enum store_inventory_op op;
+        int64_t id;
+        char name[STORE_NAME_MAX + 1];
+        int64_t version;
+        bool changed;  /* out: the item changed its row (false on failure) */
+};
+
+/* At most this many items in one list. */
+#define STORE_INVENTORY_WRITES_MAX 256
+
+/* Applies w[0..n-1] (n at most STORE_INVENTORY_WRITES_MAX, else -EINVAL
+ * and nothing sent; 0 items: 0, nothing sent). Returns how many items
+ * changed their row, each marked in its `changed`. */
+int store_inventory_write(struct store *s, const struct store_fence *f, struct store_inventory_write *w, size_t n);
+
 /* ------------------------------------------------------------------ */
 /* Jobs                                                                */
 /* ------------------------------------------------------------------ */
