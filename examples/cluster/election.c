@@ -48,12 +48,6 @@ static bool spinning(const struct election *e, bool *announced) {
         return on;
 }
 
-/* Defined in examples/lib/store/store_lease.c; declared here until
- * store.h carries it: store_lease_acquire(), and the instant just before
- * the statement that dated the won lease. */
-int store_lease_acquire_dated(struct store *s, const char *name, const char *holder, uint64_t ttl_usec,
-                              uint64_t *ret_generation, uint64_t *ret_dated_after_usec);
-
 /* The refresher's handle, before the attempt that may win: a connect is
  * several round trips to the store, which after a win would come out of
  * the term's first lease. Not opened: the refresher opens its own. */

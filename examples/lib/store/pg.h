@@ -61,6 +61,28 @@ enum { IQ_FENCE, IQ_WRITE, IQ_N };
 extern const char *const pg_inventory_sql[IQ_N];
 extern const int pg_inventory_params[IQ_N];
 
+/* Statements prepared once per connection and sent by number: named
+ * prefix + number, marked prepared from bit first_bit of job_prepared. */
+struct pg_statements {
+        const char *prefix;
+        unsigned first_bit;
+        int n;
+        const char *const *sql;
+        const int *params;      /* parameter count of each */
+};
+extern const struct pg_statements pg_batch_statements, pg_inventory_statements;
+/* Prepares those of set this connection does not have yet: 0, or < 0
+ * with the reason recorded (the connection dropped if it broke). */
+int pg_prepare_once(struct store_pg *p, const struct pg_statements *set);
+/* Sends statement `which` of set with its parameters (in a pipeline). */
+int pg_send_prepared(struct store_pg *p, const struct pg_statements *set, int which, const char *const *values);
+/* The next result of the pipeline, waiting at most until deadline. NULL
+ * with *err = 0 is the end of one statement's results. */
+PGresult *pg_pipeline_next(struct store_pg *p, uint64_t deadline, const char *what, int *err);
+/* Waits for the pipeline's sync point and leaves pipeline mode: 0 or < 0
+ * (the connection left to the caller). */
+int pg_pipeline_end(struct store_pg *p, uint64_t deadline, const char *what);
+
 /* Drops the connection (and what was prepared on it). */
 void pg_disconnect(struct store_pg *p);
 /* Records "what: libpq's message" on the handle, one line; returns r. */

@@ -16,53 +16,6 @@
 
 #include "monotonic.h"
 
-static void job_statement_name(char name[16], int which) {
-        snprintf(name, 16, "sdlive_job%d", which);
-}
-
-/* Prepares the job statements this connection does not have yet. */
-static int prepare_job_statements(struct store_pg *p) {
-        char name[16];
-        PGresult *res;
-        int r = 0;
-
-        for (int which = 0; which < JQ_N; which++) {
-                if (p->job_prepared & 1u << which)
-                        continue;
-                job_statement_name(name, which);
-                if (!PQsendPrepare(p->conn, name, pg_batch_sql[which], pg_batch_params[which], NULL)) {
-                        r = pg_fail_conn(p, -ECONNRESET, "prepare");
-                        pg_disconnect(p);
-                        return r;
-                }
-                res = pg_await_result(p, "prepare", &r);
-                if (!res)
-                        return r;
-                r = pg_check_result(p, res, "prepare");
-                PQclear(res);
-                if (r < 0)
-                        return r;
-                p->job_prepared |= 1u << which;
-        }
-        return 0;
-}
-
-static int send_job(struct store_pg *p, int which, const char *const *values) {
-        char name[16];
-
-        job_statement_name(name, which);
-        if (PQsendQueryPrepared(p->conn, name, pg_batch_params[which], values, NULL, NULL, 0))
-                return 0;
-        return pg_fail_conn(p, -ECONNRESET, "send");
-}
-
-/* The next result of the pipeline, waiting at most until deadline. NULL
- * with *err = 0 is the end of one statement's results. */
-static PGresult *pipe_next(struct store_pg *p, uint64_t deadline, int *err) {
-        *err = pg_wait_answer(p, deadline, "job batch");
-        return *err < 0 ? NULL : PQgetResult(p->conn);
-}
-
 /* Takes one statement's result (and the NULL after it). Returns 0 with
  * *ret to PQclear(), or < 0: the statement failed (the first failure of
  * the pipeline has the reason; later statements were skipped). */
@@ -71,13 +24,13 @@ static int pipe_take(struct store_pg *p, uint64_t deadline, const char *what, bo
         int r;
 
         *ret = NULL;
-        res = pipe_next(p, deadline, &r);
+        res = pg_pipeline_next(p, deadline, "job batch", &r);
         if (!res) {
                 r = r < 0 ? r : pg_fail_conn(p, -ECONNRESET, what);
                 pg_disconnect(p);
                 return r;
         }
-        end = pipe_next(p, deadline, &r);
+        end = pg_pipeline_next(p, deadline, "job batch", &r);
         PQclear(end);
         if (r < 0) {
                 PQclear(res);
@@ -101,26 +54,6 @@ static int pipe_take(struct store_pg *p, uint64_t deadline, const char *what, bo
                 return r;
         }
         *ret = res;
-        return 0;
-}
-
-/* Waits for the pipeline's sync point and leaves pipeline mode. */
-static int pipe_end(struct store_pg *p, uint64_t deadline) {
-        int r;
-
-        for (;;) {
-                PGresult *res = pipe_next(p, deadline, &r);
-                if (r < 0)
-                        return r;
-                if (!res)
-                        continue;
-                ExecStatusType st = PQresultStatus(res);
-                PQclear(res);
-                if (st == PGRES_PIPELINE_SYNC)
-                        break;
-        }
-        if (!PQexitPipelineMode(p->conn))
-                return pg_fail_conn(p, -EPROTO, "leave pipeline mode");
         return 0;
 }
 
@@ -339,20 +272,20 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
         if (!PQsendQueryParams(p->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
                 r = pg_fail_conn(p, -ECONNRESET, "begin transaction");
         if (r >= 0)
-                r = send_job(p, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen,
+                r = pg_send_prepared(p, &pg_batch_statements, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen,
                                                                   store_fence_identity(&p->base, f),
                                                                   f->by_token ? "true" : "false" });
         if (r >= 0 && t->n_results)
-                r = send_job(p, JQ_RECORD, (const char *const[]) { t->text[A_RUN], t->text[A_JOB],
+                r = pg_send_prepared(p, &pg_batch_statements, JQ_RECORD, (const char *const[]) { t->text[A_RUN], t->text[A_JOB],
                                                                    t->text[A_ATTEMPT], t->text[A_TOKEN],
                                                                    t->text[A_OUTCOME] });
         if (r >= 0 && t->n_requeues)
-                r = send_job(p, JQ_REQUEUE, (const char *const[]) { t->text[A_RQ_RUN], t->text[A_RQ_JOB],
+                r = pg_send_prepared(p, &pg_batch_statements, JQ_REQUEUE, (const char *const[]) { t->text[A_RQ_RUN], t->text[A_RQ_JOB],
                                                                     t->text[A_RQ_ATTEMPT] });
         for (struct store_job_batch *b = list; b; b = b->next)
                 for (size_t i = 0; r >= 0 && i < b->n_claims; i++, n++)
                         if (b->claims[i].want)
-                                r = send_job(p, JQ_CLAIM, (const char *const[]) { b->claims[i].worker,
+                                r = pg_send_prepared(p, &pg_batch_statements, JQ_CLAIM, (const char *const[]) { b->claims[i].worker,
                                                                                   t->claim_tokens[n],
                                                                                   t->claim_want[n] });
         if (r >= 0 && !PQpipelineSync(p->conn))
@@ -391,7 +324,7 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                                 TAKE("claim jobs", (read_claim(res, &b->claims[i]),
                                                     b->claimed += b->claims[i].got));
 #undef TAKE
-        r = pipe_end(p, deadline);
+        r = pg_pipeline_end(p, deadline, "job batch");
         if (r < 0) {
                 pg_disconnect(p);
                 return r;
@@ -409,7 +342,7 @@ static int log_and_commit(struct store_pg *p, const struct store_fence *f, const
 
         if (!PQenterPipelineMode(p->conn))
                 return pg_fail_conn(p, -EPROTO, "enter pipeline mode");
-        r = send_job(p, JQ_LOG, (const char *const[]) { f->lease, f->holder, gen, what });
+        r = pg_send_prepared(p, &pg_batch_statements, JQ_LOG, (const char *const[]) { f->lease, f->holder, gen, what });
         if (r >= 0 && !PQsendQueryParams(p->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0))
                 r = pg_fail_conn(p, -ECONNRESET, "commit");
         if (r >= 0 && !PQpipelineSync(p->conn))
@@ -428,7 +361,7 @@ static int log_and_commit(struct store_pg *p, const struct store_fence *f, const
                 return first < 0 ? first : r;
         if (first == 0)
                 first = r;
-        r = pipe_end(p, deadline);
+        r = pg_pipeline_end(p, deadline, "job batch");
         if (r < 0) {
                 pg_disconnect(p);
                 return r;
@@ -444,7 +377,7 @@ int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job
         char what[128];
         int r;
 
-        if ((r = pg_need_conn(s)) < 0 || (r = prepare_job_statements(p)) < 0)
+        if ((r = pg_need_conn(s)) < 0 || (r = pg_prepare_once(p, &pg_batch_statements)) < 0)
                 return r;
         snprintf(t.gen, sizeof t.gen, "%llu", (unsigned long long) f->generation);
         r = batch_text_build(p, list, &t);

@@ -21,39 +21,6 @@ _Static_assert(STORE_BLOB_MARK_DELETED == 0 && STORE_ARTIFACT_PRUNE == 1 && STOR
 
 enum { L_OP, L_ID, L_NAME, L_VERSION, L_WHAT, L_N };
 
-static void statement_name(char name[16], int which) {
-        snprintf(name, 16, "sdlive_inv%d", which);
-}
-
-/* Prepares the statements this connection does not have yet. */
-static int prepare_statements(struct store_pg *p) {
-        char name[16];
-        PGresult *res;
-        int r = 0;
-
-        for (int which = 0; which < IQ_N; which++) {
-                unsigned bit = 1u << (JQ_N + which);
-
-                if (p->job_prepared & bit)
-                        continue;
-                statement_name(name, which);
-                if (!PQsendPrepare(p->conn, name, pg_inventory_sql[which], pg_inventory_params[which], NULL)) {
-                        r = pg_fail_conn(p, -ECONNRESET, "prepare");
-                        pg_disconnect(p);
-                        return r;
-                }
-                res = pg_await_result(p, "prepare", &r);
-                if (!res)
-                        return r;
-                r = pg_check_result(p, res, "prepare");
-                PQclear(res);
-                if (r < 0)
-                        return r;
-                p->job_prepared |= bit;
-        }
-        return 0;
-}
-
 /* An array element in double quotes: " and \ escaped. */
 static void put_quoted(FILE *f, size_t i, const char *text) {
         if (i)
@@ -104,11 +71,6 @@ static int build_arrays(struct store_pg *p, const struct store_inventory_write *
         return r < 0 ? store_fail(&p->base, r, "out of memory") : 0;
 }
 
-static PGresult *next_result(struct store_pg *p, uint64_t deadline, int *err) {
-        *err = pg_wait_answer(p, deadline, "inventory writes");
-        return *err < 0 ? NULL : PQgetResult(p->conn);
-}
-
 /* Reads the result of each of the n statements sent into res[] (for the
  * caller to PQclear()), then the sync point, and leaves pipeline mode. 0,
  * or < 0 with the connection dropped. */
@@ -117,43 +79,21 @@ static int read_pipeline(struct store_pg *p, uint64_t deadline, PGresult **res, 
         int r = 0;
 
         for (int i = 0; i < n; i++) {
-                res[i] = next_result(p, deadline, &r);
+                res[i] = pg_pipeline_next(p, deadline, "inventory writes", &r);
                 if (!res[i])
                         goto broken;
-                x = next_result(p, deadline, &r); /* the NULL after a statement's result */
+                x = pg_pipeline_next(p, deadline, "inventory writes", &r); /* the NULL after a statement's result */
                 PQclear(x);
                 if (r < 0)
                         goto broken;
         }
-        for (;;) {
-                x = next_result(p, deadline, &r);
-                if (r < 0)
-                        goto broken;
-                if (!x)
-                        continue;
-                ExecStatusType st = PQresultStatus(x);
-                PQclear(x);
-                if (st == PGRES_PIPELINE_SYNC)
-                        break;
-        }
-        if (!PQexitPipelineMode(p->conn)) {
-                r = pg_fail_conn(p, -EPROTO, "leave pipeline mode");
+        if ((r = pg_pipeline_end(p, deadline, "inventory writes")) < 0)
                 goto broken;
-        }
         return 0;
 broken:
         r = r < 0 ? r : pg_fail_conn(p, -ECONNRESET, "inventory writes");
         pg_disconnect(p);
         return r;
-}
-
-static int send_prepared(struct store_pg *p, int which, const char *const *values) {
-        char name[16];
-
-        statement_name(name, which);
-        if (PQsendQueryPrepared(p->conn, name, pg_inventory_params[which], values, NULL, NULL, 0))
-                return 0;
-        return pg_fail_conn(p, -ECONNRESET, "send");
 }
 
 /* BEGIN, the fence and the writes as one pipeline: res[0..2] their results. */
@@ -168,11 +108,11 @@ static int send_list(struct store_pg *p, const struct store_fence *f, char *cons
         if (!PQsendQueryParams(p->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
                 r = pg_fail_conn(p, -ECONNRESET, "begin transaction");
         if (r >= 0)
-                r = send_prepared(p, IQ_FENCE, (const char *const[]) { f->lease, f->holder, gen,
+                r = pg_send_prepared(p, &pg_inventory_statements, IQ_FENCE, (const char *const[]) { f->lease, f->holder, gen,
                                                                        store_fence_identity(&p->base, f),
                                                                        f->by_token ? "true" : "false" });
         if (r >= 0)
-                r = send_prepared(p, IQ_WRITE, (const char *const[]) { f->lease, f->holder, gen, text[L_OP],
+                r = pg_send_prepared(p, &pg_inventory_statements, IQ_WRITE, (const char *const[]) { f->lease, f->holder, gen, text[L_OP],
                                                                        text[L_ID], text[L_NAME], text[L_VERSION],
                                                                        text[L_WHAT] });
         if (r >= 0 && !PQpipelineSync(p->conn))
@@ -231,7 +171,7 @@ int pg_inventory_write(struct store *s, const struct store_fence *f, struct stor
         int r, changed = 0;
         bool refused = false;
 
-        if ((r = prepare_statements(p)) < 0)
+        if ((r = pg_prepare_once(p, &pg_inventory_statements)) < 0)
                 return r;
         r = build_arrays(p, w, n, what, text);
         /* Past the writer's deadline for acting the list is abandoned: the

@@ -241,6 +241,13 @@ const char *const pg_inventory_sql[IQ_N] = {
 };
 const int pg_inventory_params[IQ_N] = { 5, 8 };
 
+const struct pg_statements pg_batch_statements = {
+        .prefix = "sdlive_job", .first_bit = 0, .n = JQ_N, .sql = pg_batch_sql, .params = pg_batch_params,
+};
+const struct pg_statements pg_inventory_statements = {
+        .prefix = "sdlive_inv", .first_bit = JQ_N, .n = IQ_N, .sql = pg_inventory_sql, .params = pg_inventory_params,
+};
+
 
 const struct store_backend pg_backend = {
         .name = "postgresql",

@@ -62,16 +62,6 @@ static int lease_take(struct store *s, const char *name, const char *holder, uin
         return 1;
 }
 
-/* As store_lease_acquire(), and on success *ret_dated_after_usec is
- * CLOCK_MONOTONIC taken just before the statement that dated the new
- * expiry: after the call's other round trips (the store's identity, its
- * durability check, a lock wait to begin), so a holder's deadline counted
- * from it loses none of them, and never later than the store's dating.
- * Declared here and by its caller (examples/cluster/election.c) until
- * store.h carries it. */
-int store_lease_acquire_dated(struct store *s, const char *name, const char *holder, uint64_t ttl_usec,
-                              uint64_t *ret_generation, uint64_t *ret_dated_after_usec);
-
 int store_lease_acquire_dated(struct store *s, const char *name, const char *holder, uint64_t ttl_usec,
                               uint64_t *ret_generation, uint64_t *ret_dated_after_usec) {
         struct store_lease_info info = { 0 };

@@ -98,6 +98,14 @@ int store_set_lock_timeout(struct store *s, uint64_t usec);
  * same holder: extend it with store_lease_refresh()). */
 int store_lease_acquire(struct store *s, const char *name, const char *holder,
                         uint64_t ttl_usec, uint64_t *ret_generation);
+
+/* store_lease_acquire(), and in *ret_dated_after_usec the CLOCK_MONOTONIC
+ * instant taken just before the statement that dated the won lease: after
+ * the call's other round trips (the store's identity, its durability
+ * check, a lock wait to begin), never later than the store's dating, so a
+ * holder's deadline counted from it loses none of them and is safe. */
+int store_lease_acquire_dated(struct store *s, const char *name, const char *holder, uint64_t ttl_usec,
+                              uint64_t *ret_generation, uint64_t *ret_dated_after_usec);
 /* Extends the lease to ttl_usec from now. -ESTALE when the lease is no
  * longer (holder, generation), has already expired, or the store was
  * deleted or replaced since this handle opened it. */
