@@ -21,6 +21,7 @@
 #include "monotonic.h"
 #include "pg-server-url.h"
 #include "store.h"
+#include "soft-check.h"
 
 #define MSEC UINT64_C(1000)
 #define SEC UINT64_C(1000000)
@@ -31,18 +32,6 @@
 /* Round trips besides one per renewal call: the durability check a new
  * lease asks for (docs/store.md, "Replication"). */
 #define EXTRA_ROUND_TRIPS_MAX 3
-
-static int failed;
-
-#define CHECK(cond, ...)                                                    \
-        do {                                                                \
-                if (!(cond)) {                                              \
-                        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                        fprintf(stderr, __VA_ARGS__);                       \
-                        fputc('\n', stderr);                                \
-                        failed = 1;                                         \
-                }                                                           \
-        } while (0)
 
 static void sleep_for(uint64_t usec) {
         struct timespec ts = { .tv_sec = (time_t) (usec / SEC), .tv_nsec = (long) (usec % SEC) * 1000 };
@@ -137,5 +126,5 @@ int main(int argc, char **argv) {
               (unsigned long long) extra);
         store_close(spare);
         store_close(s);
-        return failed;
+        return check_failures != 0;
 }
