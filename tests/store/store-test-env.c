@@ -23,6 +23,21 @@ struct test_env test_env;
 
 static char db_path[300];
 
+int store_test_main(int argc, char **argv, const char *suite, const struct CMUnitTest *tests, size_t n) {
+        char group[64];
+        int r, failed;
+
+        r = test_env_init(argc, argv);
+        if (r < 0) {
+                fprintf(stderr, "test-%s: cannot set up the backend: %s\n", suite, strerror(-r));
+                return 1;
+        }
+        snprintf(group, sizeof(group), "%s/%s", suite, test_env.backend == TEST_SQLITE ? "sqlite" : "postgresql");
+        failed = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+        test_env_cleanup();
+        return failed ? 1 : 0;
+}
+
 int test_env_init(int argc, char **argv) {
         if (argc >= 2 && strcmp(argv[1], "sqlite") == 0) {
                 test_env.backend = TEST_SQLITE;

@@ -9,6 +9,7 @@
 #include "store.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum test_backend { TEST_SQLITE, TEST_POSTGRES };
 
@@ -25,6 +26,14 @@ extern struct test_env test_env;
 /* Reads the backend from argv[1] ("sqlite" or "postgresql"). */
 int test_env_init(int argc, char **argv);
 void test_env_cleanup(void);
+
+struct CMUnitTest;
+/* The whole main() of a one-group store suite: the backend from argv[1],
+ * the n tests run as the group "<suite>/sqlite" or "<suite>/postgresql",
+ * the cleanup; returns the exit status (1 when a test failed or the
+ * backend could not be set up). */
+int store_test_main(int argc, char **argv, const char *suite, const struct CMUnitTest *tests, size_t n);
+#define STORE_TEST_MAIN(suite, tests) store_test_main(argc, argv, suite, tests, sizeof(tests) / sizeof((tests)[0]))
 
 /* Empties the database: the next store_open() creates the schema anew. */
 void test_env_reset(void);

@@ -226,16 +226,5 @@ int main(int argc, char **argv) {
                 STORE_TEST(test_list_nothing_committed_past_deadline),
                 STORE_TEST(test_list_bound_and_bad_items),
         };
-        int r, failed;
-
-        r = test_env_init(argc, argv);
-        if (r < 0) {
-                fprintf(stderr, "test-store-inventory: cannot set up the backend: %s\n", strerror(-r));
-                return 1;
-        }
-        failed = cmocka_run_group_tests_name(test_env.backend == TEST_SQLITE ? "store-inventory/sqlite"
-                                                                             : "store-inventory/postgresql",
-                                             tests, NULL, NULL);
-        test_env_cleanup();
-        return failed ? 1 : 0;
+        return STORE_TEST_MAIN("store-inventory", tests);
 }

@@ -419,16 +419,5 @@ int main(int argc, char **argv) {
                 cmocka_unit_test_setup_teardown(test_large_run_does_not_starve_the_lease, job_setup,
                                                 job_teardown),
         };
-        int r, failed;
-
-        r = test_env_init(argc, argv);
-        if (r < 0) {
-                fprintf(stderr, "test-store-jobs: cannot set up the backend: %s\n", strerror(-r));
-                return 1;
-        }
-        failed = cmocka_run_group_tests_name(test_env.backend == TEST_SQLITE ? "store-jobs/sqlite"
-                                                                             : "store-jobs/postgresql",
-                                             tests, NULL, NULL);
-        test_env_cleanup();
-        return failed ? 1 : 0;
+        return STORE_TEST_MAIN("store-jobs", tests);
 }
