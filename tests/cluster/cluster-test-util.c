@@ -80,3 +80,15 @@ void test_sleep_usec(uint64_t usec) {
         while (nanosleep(&ts, &ts) < 0)
                 ;
 }
+
+void assert_stop_petted(sdlive *d, uint64_t took, uint64_t min_took, const char *what) {
+        uint64_t age = UINT64_MAX;
+
+        assert_int_equal(sdlive_last_pet_age(d, &age), 0);
+        print_message("stopping took %llu ms (%s); last keepalive %llu ms before it returned\n",
+                      (unsigned long long) (took / 1000), what, (unsigned long long) (age / 1000));
+        /* It did wait for the call... */
+        assert_true(took >= min_took);
+        /* ...petting all along (one interval plus the 100 ms poll). */
+        assert_true(age < 200 * 1000);
+}

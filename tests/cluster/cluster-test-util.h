@@ -47,4 +47,10 @@ sdlive *test_handle_petting(uint64_t pet_usec, harness_clock *c);
 
 void test_sleep_usec(uint64_t usec);
 
+/* After a stop that took `took` waiting for what (a thread's store call):
+ * prints both figures and asserts that it waited at least min_took and
+ * petted d all along (its last keepalive within one 100 ms poll and an
+ * interval of the stop's return). */
+void assert_stop_petted(sdlive *d, uint64_t took, uint64_t min_took, const char *what);
+
 #endif
