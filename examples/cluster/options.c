@@ -38,7 +38,7 @@ static void usage(void) {
                "  --node NAME                this member's name (default: $SDLIVE_NODE, else\n"
                "                             <hostname>-<pid>)\n"
                "  --lease DUR                lease time (default 15s; 3ms to 1d, whole seconds\n"
-               "                             with etcd), renewed every third\n"
+               "                             with etcd), renewed every sixth\n"
                "  --election-poll DUR        longest pause between election attempts (default\n"
                "                             2s; up to 1h); an announced release wakes at once\n"
                "  --lease-record PATH        where the leader records the lease it holds, for\n"
@@ -96,7 +96,7 @@ static void usage(void) {
 }
 
 /* Ranges of the options (docs/cluster.md). */
-#define LEASE_MIN_USEC (3 * SDLIVE_USEC_PER_MSEC) /* renewed every third */
+#define LEASE_MIN_USEC (3 * SDLIVE_USEC_PER_MSEC) /* renewed every sixth: every 500 us */
 #define LEASE_MAX_USEC (UINT64_C(24) * 3600 * SDLIVE_USEC_PER_SEC)
 #define POLL_MAX_USEC (UINT64_C(3600) * SDLIVE_USEC_PER_SEC)
 #define INTERVAL_MAX_USEC (UINT64_C(7) * 24 * 3600 * SDLIVE_USEC_PER_SEC)
