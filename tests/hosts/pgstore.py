@@ -40,8 +40,11 @@ class Server:
         self.bin = bindir()
 
     def as_postgres(self, *cmd, check=True):
+        """Runs cmd as postgres on this host, from /: the test's own
+        directory may be one postgres cannot enter (a clone under /root),
+        and psql's complaint would join the answer."""
         argv = self.net.cmd(self.host, "runuser", "-u", "postgres", "--") + list(cmd)
-        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd="/")
         if check and r.returncode != 0:
             raise RuntimeError("%s: %s" % (" ".join(cmd), r.stdout.strip()[-2000:]))
         return r.stdout

@@ -183,7 +183,7 @@ class LeaseWatcher:
         argv = self.run.net.cmd(s.host, "runuser", "-u", "postgres", "--", "psql", "-X", "-q", "-At",
                                 "-F", " ", "-h", s.addr, "-p", "5432", "-U", "postgres", "-d", "sdlive")
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True)
+                                  stderr=subprocess.STDOUT, text=True, cwd="/")  # as pgstore's psql
         self.p.stdin.write("\\pset pager off\n" + WATCH_SQL + " \\watch 0.1\n")
         self.p.stdin.flush()
         threading.Thread(target=self.loop, daemon=True).start()
