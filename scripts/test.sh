@@ -7,11 +7,12 @@
 #            program), the benchmarks and the tests labelled timing
 #            (bounds measured in wall time, which the sanitizers' cost
 #            would decide instead of the code);
-#   tsan     TSan: the thread tests;
-#   fuzz     every libFuzzer target (clang) within one time budget.
+#   tsan     TSan: the thread tests.
 # The default stage ends with the sample across test hosts (tests/hosts,
 # docs/hosts.md: every nemesis but latency for 100 s, a history checked).
 # Stages run only when named (CI names every one of them, .ci/run):
+#   fuzz     every libFuzzer target (clang) within one time budget (about
+#            3 minutes);
 #   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/ and examples/
 #            (scripts/analysis.sh; clang-tidy's check set is .clang-tidy;
 #            about 1.5 minutes);
@@ -27,23 +28,22 @@
 #                 root, a consumer built against them, lintian's residue;
 #   hosts         across test hosts (network namespaces, docs/hosts.md):
 #                 100 seeded nemeses in 10 runs, each history checked
-#                 (about 25 minutes);
+#                 (about 21 minutes);
 #   coverage      a --coverage build runs every test but the end-to-end
 #                 suite and the benchmarks; line and branch coverage of src/
 #                 and each examples/ part (scripts/coverage.sh); fails below
 #                 98% of src/'s lines or 92% of its branches (about 6
 #                 minutes: a build of its own and the store and job tests).
-# Wall time measured on 2 cores in the last rehearsal of .ci/run before
-# the sample joined the default stage (each stage prints its own): default
-# 13.0 min (the end-to-end suite about half of it), asan 6.3, tsan 1.3,
-# fuzz 3.3 (at a budget of 120 s, now 80), analysis 1.7; the sample adds
-# about 2 and analysis left the default run, for about 25 in all, the
-# limit; random-faults 3.1, e2e-defaults 7.3 (etcd's scaled run and its
-# defaults run included), packaging 1, coverage 9.6, hosts about 21 (under
-# load): CI's whole run about 70.
+# Wall time measured on 2 cores in the last rehearsal of .ci/run (each
+# stage prints its own): default 16.5 min (the end-to-end suite 6.3 of it,
+# the sample across test hosts 2.8), asan about 6.5, tsan 1.3: about 24
+# together, the limit being 25, which is why fuzz (3.1 at a budget of 80 s)
+# and analysis (1.7) run only when named; random-faults 3.1, e2e-defaults
+# 7.3 (etcd's scaled run and its defaults run included), packaging 1,
+# coverage 9.6, hosts about 21 (under load): CI's whole run about 71.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
-# that order, not the named ones; "all analysis random-faults e2e-defaults
-# packaging coverage hosts" is what CI runs)
+# that order, not the named ones; "all fuzz analysis random-faults
+# e2e-defaults packaging coverage hosts" is what CI runs)
 # Environment: SDLIVE_FUZZ_BUDGET (seconds of fuzzing for the whole fuzz
 # stage, default 80, shared evenly by the targets, at least 10 s each);
 # CI=true makes an unavailable systemd manager, and any skipped test, a
@@ -70,8 +70,8 @@ if ! bash "$root/scripts/deps.sh"; then
 fi
 
 jobs=$(nproc)
-all_stages=(default asan tsan fuzz)
-long_stages=(analysis random-faults e2e-defaults packaging coverage hosts)
+all_stages=(default asan tsan)
+long_stages=(fuzz analysis random-faults e2e-defaults packaging coverage hosts)
 
 configure_and_build() {
   local build=$1; shift
