@@ -132,7 +132,7 @@ static void *jobs_loop(void *userdata) {
                                 results[i] = (struct store_result) { .run = claims[i].run, .job = claims[i].job,
                                                                      .attempt = claims[i].attempt, .outcome = 1 };
                         for (unsigned i = 0; i < req.got; i++)
-                                memcpy(results[i].token, claims[i].token, STORE_TOKEN_SIZE);
+                                memcpy(results[i].token, claims[i].token, FRAME_TOKEN_SIZE);
                         sleep_for(3 * MSEC);
                         continue;
                 }

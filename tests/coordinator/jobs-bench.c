@@ -163,7 +163,7 @@ static double store_ceiling(struct bench *b, bool pg, uint32_t jobs, unsigned pe
                                 const struct store_claim *j = &req[k].out[i];
                                 results[held] = (struct store_result) { .run = j->run, .job = j->job,
                                                                         .attempt = j->attempt };
-                                memcpy(results[held++].token, j->token, STORE_TOKEN_SIZE);
+                                memcpy(results[held++].token, j->token, FRAME_TOKEN_SIZE);
                                 got++;
                         }
                 if (!got && !batch.n_results && done < jobs)

@@ -80,7 +80,7 @@ static void counts_by_state(void **state) {
         b = (struct store_job_batch) { .claims = &req, .n_claims = 1 };
         assert_int_equal(store_jobs_batch(s, &f, &b), 0); /* job 0 of the old run again */
         x = (struct store_result) { .run = c[0].run, .job = c[0].job, .attempt = c[0].attempt };
-        memcpy(x.token, c[0].token, STORE_TOKEN_SIZE);
+        memcpy(x.token, c[0].token, FRAME_TOKEN_SIZE);
         b = (struct store_job_batch) { .results = &x, .n_results = 1 };
         assert_int_equal(store_jobs_batch(s, &f, &b), 0);
         assert_int_equal(b.counted, 1);

@@ -14,9 +14,12 @@ against the rules:
   * each part reaches only the parts it is declared to depend on (PARTS
     below): store, frame and tls never reach into common, and use no
     libsdlive; a daemon never reaches into another daemon;
-  * a part's public header includes only public headers.
+  * a part's public header includes only public headers;
+  * where ONLY_HEADERS narrows it, a part uses only the headers named there
+    of another part (the store: frame's token size, not the codec).
 
-Before checking the tree, the checker checks itself: a daemon translation
+Before checking the tree, the checker checks itself: a store translation
+unit that includes frame's codec must be reported; a daemon translation
 unit that includes a private header of the store (by a relative path, the
 one way a private directory is still reachable) must be reported, and one
 that names a private header without a path must fail to compile (the
@@ -39,12 +42,17 @@ PARTS = {
     "trusted_dir": set(),
     "frame": {"monotonic"},
     "tls": {"frame", "monotonic"},
-    "store": {"monotonic", "trusted_dir"},
+    "store": {"frame", "monotonic", "trusted_dir"},
     "etcd": {"monotonic"},
     "common": {"monotonic", "sdlive", "trusted_dir"},
     "coordinator": {"store", "frame", "tls", "common", "monotonic", "sdlive", "trusted_dir"},
 }
 DAEMON_MAY_REACH = set(PARTS) | {"sdlive"}
+# Where a part may use only some of another part's public headers: the
+# store takes the assignment token's size from frame, not the codec.
+ONLY_HEADERS = {
+    ("store", "frame"): {"frame_token.h"},
+}
 
 
 def part_of(top, path):
@@ -118,6 +126,9 @@ def violations(top, source, headers):
             found.append(f"{source}: reaches a private header of part {oname}: {rel}")
         elif oname not in allowed:
             found.append(f"{source}: part {name} may not depend on part {oname} ({rel})")
+        elif os.path.basename(h) not in ONLY_HEADERS.get((name, oname), {os.path.basename(h)}):
+            found.append(f"{source}: part {name} may use only "
+                         f"{', '.join(sorted(ONLY_HEADERS[(name, oname)]))} of part {oname} ({rel})")
     return found
 
 
@@ -134,7 +145,7 @@ def public_header_rules(top):
             with open(os.path.join(inc, header)) as f:
                 for line in f:
                     line = line.strip()
-                    if line.startswith("#include \"") and "/" in line:
+                    if line.startswith("#include \"") and "/" in line.split("\"")[1]:
                         found.append(f"examples/lib/{name}/include/{header}: includes by path: {line}")
     return found
 
@@ -145,6 +156,20 @@ def self_test(top, entries):
     if worker is None:
         return ["self-test: no translation unit of examples/worker in the build"]
     problems = []
+    store = next((e for e in entries if part_of(top, e["file"]) == ("lib", "store")), None)
+    if store is None:
+        return ["self-test: no translation unit of examples/lib/store in the build"]
+    codec = os.path.join(os.path.dirname(store["file"]), ".tier-self-test-codec.c")
+    try:
+        with open(codec, "w") as f:
+            f.write('#include "frame.h"\nint tier_self_test;\n')
+        if not any("may use only frame_token.h of part frame" in v
+                   for v in violations(top, codec, dependencies(store, codec))):
+            problems.append("self-test: the store including frame's codec (frame.h) was not reported")
+    except subprocess.CalledProcessError as e:
+        problems.append(f"self-test: the codec probe did not preprocess: {e.stderr.strip()}")
+    finally:
+        os.unlink(codec)
     with tempfile.TemporaryDirectory() as tmp:
         by_path = os.path.join(os.path.dirname(worker["file"]), ".tier-self-test-path.c")
         try:

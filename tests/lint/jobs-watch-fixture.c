@@ -23,7 +23,7 @@ static int complete(struct store *s, const struct store_fence *f, unsigned n) {
                 return -1;
         for (unsigned i = 0; i < req.got; i++) {
                 x[i] = (struct store_result) { .run = c[i].run, .job = c[i].job, .attempt = c[i].attempt };
-                memcpy(x[i].token, c[i].token, STORE_TOKEN_SIZE);
+                memcpy(x[i].token, c[i].token, FRAME_TOKEN_SIZE);
         }
         b = (struct store_job_batch) { .results = x, .n_results = req.got };
         return store_jobs_batch(s, f, &b) < 0 || b.counted != req.got ? -1 : 0;

@@ -35,6 +35,6 @@ struct store_fence job_lead(const char *holder, uint64_t ttl_usec) {
 struct store_result job_result_of(const struct store_claim *c, int64_t outcome) {
         struct store_result x = { .run = c->run, .job = c->job, .attempt = c->attempt, .outcome = outcome };
 
-        memcpy(x.token, c->token, STORE_TOKEN_SIZE);
+        memcpy(x.token, c->token, FRAME_TOKEN_SIZE);
         return x;
 }

@@ -30,7 +30,7 @@
 static struct store_result result_of(const struct store_claim *c, int64_t outcome) {
         struct store_result x = { .run = c->run, .job = c->job, .attempt = c->attempt, .outcome = outcome };
 
-        memcpy(x.token, c->token, STORE_TOKEN_SIZE);
+        memcpy(x.token, c->token, FRAME_TOKEN_SIZE);
         return x;
 }
 
@@ -89,7 +89,7 @@ static void test_forged_result_beside_a_claim(void **state) {
         assert_int_equal(batch(&f, NULL, 0, "w1", &first, 1, &claimed, &counted), 0);
         assert_int_equal(claimed, 1);
         forged = result_of(&first, 666);
-        forged.token[STORE_TOKEN_SIZE - 1] ^= 0x5a;
+        forged.token[FRAME_TOKEN_SIZE - 1] ^= 0x5a;
 
         struct store_job j = refused_beside_a_claim(&f, &forged, run, &next, -EPERM);
         assert_int_equal(next.job, 1);

@@ -77,7 +77,7 @@ static void test_partial_batch(void **state) {
                 assert_int_equal(c[i].attempt, 1);
                 assert_int_equal(status_of(id, (uint32_t) i), STORE_JOB_ASSIGNED);
         }
-        assert_memory_not_equal(c[0].token, c[1].token, STORE_TOKEN_SIZE);
+        assert_memory_not_equal(c[0].token, c[1].token, FRAME_TOKEN_SIZE);
 
         struct store_result x[3] = { job_result_of(&c[0], 0), job_result_of(&c[1], 1),
                                      job_result_of(&c[2], 2) };
@@ -108,7 +108,7 @@ static void test_token_and_replay(void **state) {
         forged.token[0] ^= 1;
         assert_int_equal(record(&f, &forged, 1), 0);
         assert_int_equal(forged.status, -EPERM);
-        memset(forged.token, 0, STORE_TOKEN_SIZE);
+        memset(forged.token, 0, FRAME_TOKEN_SIZE);
         assert_int_equal(record(&f, &forged, 1), 0);
         assert_int_equal(forged.status, -EPERM);
         assert_int_equal(status_of(id, 0), STORE_JOB_ASSIGNED);
@@ -213,7 +213,7 @@ static void test_lease_lost_before_commit(void **state) {
          * token the old leader drew) is refused: job 2's attempt 1 is
          * the new leader's, with another token. */
         struct store_result ghost = { .run = id, .job = 2, .attempt = 1 };
-        memcpy(ghost.token, lost[0].token, STORE_TOKEN_SIZE);
+        memcpy(ghost.token, lost[0].token, FRAME_TOKEN_SIZE);
         assert_int_equal(record(&g, &ghost, 1), 0);
         assert_int_equal(ghost.status, -EPERM);
         assert_int_equal(status_of(id, 2), STORE_JOB_ASSIGNED);
@@ -247,7 +247,7 @@ static void test_parts_of_one_batch(void **state) {
         assert_int_equal(ca[1].job, 1);
         assert_int_equal(cb[0].job, 2);
         assert_int_equal(cb[1].job, 3);
-        assert_memory_not_equal(ca[1].token, cb[0].token, STORE_TOKEN_SIZE);
+        assert_memory_not_equal(ca[1].token, cb[0].token, FRAME_TOKEN_SIZE);
         assert_int_equal(store_job_read(s, id, 2, &j), 0);
         assert_string_equal(j.worker, "w2");
 
@@ -283,7 +283,7 @@ static void test_parts_of_one_batch(void **state) {
         assert_int_equal(cc[0].job, 1);
         assert_int_equal(cc[0].attempt, 2);
         assert_int_equal(cc[1].job, 4);
-        assert_memory_not_equal(cc[0].token, cc[1].token, STORE_TOKEN_SIZE); /* drawn for every part */
+        assert_memory_not_equal(cc[0].token, cc[1].token, FRAME_TOKEN_SIZE); /* drawn for every part */
         assert_int_equal(store_job_read(s, id, 0, &j), 0);
         assert_int_equal(j.outcome, 10);
         assert_int_equal(store_job_read(s, id, 2, &j), 0);

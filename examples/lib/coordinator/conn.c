@@ -27,11 +27,6 @@
 #include "tls.h"
 #include "monotonic.h"
 
-/* The coordinator moves tokens between frames and the store: frame.h owns
- * their size; the store, which must not depend on frame, keeps its own,
- * held equal here, the one file that sees both. */
-_Static_assert(FRAME_TOKEN_SIZE == STORE_TOKEN_SIZE, "one token size");
-
 /* How long a send may wait for socket buffer space: the worker's
  * remaining inactivity window, so a frozen worker whose buffer is full
  * cannot hold us past its deadline. */

@@ -57,13 +57,13 @@ static int pipe_take(struct store_pg *p, uint64_t deadline, const char *what, bo
         return 0;
 }
 
-static void hex_token(char out[2 * STORE_TOKEN_SIZE + 1], const uint8_t *t) {
-        for (int i = 0; i < STORE_TOKEN_SIZE; i++)
+static void hex_token(char out[2 * FRAME_TOKEN_SIZE + 1], const uint8_t *t) {
+        for (int i = 0; i < FRAME_TOKEN_SIZE; i++)
                 snprintf(out + 2 * i, 3, "%02x", t[i]);
 }
 
 static void unhex_token(uint8_t *t, const char *hex) {
-        for (int i = 0; i < STORE_TOKEN_SIZE && hex[2 * i] && hex[2 * i + 1]; i++) {
+        for (int i = 0; i < FRAME_TOKEN_SIZE && hex[2 * i] && hex[2 * i + 1]; i++) {
                 char b[3] = { hex[2 * i], hex[2 * i + 1], 0 };
                 t[i] = (uint8_t) strtoul(b, NULL, 16);
         }
@@ -116,7 +116,7 @@ static size_t count_claims(const struct store_job_batch *list) {
 }
 
 static int batch_text_build(struct store_pg *p, const struct store_job_batch *list, struct batch_text *t) {
-        char hex[2 * STORE_TOKEN_SIZE + 1];
+        char hex[2 * FRAME_TOKEN_SIZE + 1];
         size_t n = 0;
         int r = 0;
 

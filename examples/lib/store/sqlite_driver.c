@@ -96,7 +96,7 @@ static int bind(struct store_sqlite *q, enum store_stmt id, va_list ap, sqlite3_
                         rc = sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_STATIC);
                         break;
                 case 'b':
-                        rc = sqlite3_bind_blob(st, i + 1, va_arg(ap, const uint8_t *), STORE_TOKEN_SIZE,
+                        rc = sqlite3_bind_blob(st, i + 1, va_arg(ap, const uint8_t *), FRAME_TOKEN_SIZE,
                                                SQLITE_STATIC);
                         break;
                 case 'L':

@@ -62,7 +62,7 @@ enum store_stmt {
 
 /* What a backend names STMT_* by. types has one letter per parameter, in
  * order: 'i' int64_t, 't' const char * (NULL is SQL NULL), 'b' a
- * STORE_TOKEN_SIZE byte token (const uint8_t *), all taken from the
+ * FRAME_TOKEN_SIZE byte token (const uint8_t *), all taken from the
  * caller's arguments; and letters the backend fills in itself (SQLite:
  * 'L' the lease clock, 'W' the wall clock, 'B' this host's boot id).
  * PostgreSQL's SQL reads its clock itself and uses 'i' and 't' only. A

@@ -20,8 +20,8 @@
 static int draw_pool(struct store *s, uint8_t *pool, size_t n) {
         size_t got = 0;
 
-        while (got < n * STORE_TOKEN_SIZE) {
-                ssize_t r = getrandom(pool + got, n * STORE_TOKEN_SIZE - got, 0);
+        while (got < n * FRAME_TOKEN_SIZE) {
+                ssize_t r = getrandom(pool + got, n * FRAME_TOKEN_SIZE - got, 0);
                 if (r < 0 && errno != EINTR)
                         return store_fail(s, -errno, "getrandom: %m");
                 if (r > 0)
@@ -33,7 +33,7 @@ static int draw_pool(struct store *s, uint8_t *pool, size_t n) {
 /* Fills every token a claim of any part of list may hand out, up to
  * TOKEN_POOL per getrandom() call. */
 static int draw_tokens(struct store *s, struct store_job_batch *list) {
-        uint8_t pool[TOKEN_POOL * STORE_TOKEN_SIZE];
+        uint8_t pool[TOKEN_POOL * FRAME_TOKEN_SIZE];
         size_t wanted = 0, left = 0;
         int r = 0;
 
@@ -51,7 +51,7 @@ static int draw_tokens(struct store *s, struct store_job_batch *list) {
                                         if ((r = draw_pool(s, pool, left)) < 0)
                                                 break;
                                 }
-                                memcpy(out[j].token, pool + --left * STORE_TOKEN_SIZE, STORE_TOKEN_SIZE);
+                                memcpy(out[j].token, pool + --left * FRAME_TOKEN_SIZE, FRAME_TOKEN_SIZE);
                         }
                 }
         explicit_bzero(pool, sizeof pool);

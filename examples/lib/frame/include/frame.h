@@ -15,13 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "frame_token.h" /* FRAME_TOKEN_SIZE */
+
 #define FRAME_MAGIC0 0x53 /* 'S' */
 #define FRAME_MAGIC1 0x4c /* 'L' */
 #define FRAME_VERSION 2   /* wire format version, header byte 2 */
 #define FRAME_PROTOCOL_VERSION 2 /* job protocol version, carried by HELLO */
-/* Bytes of the assignment token an ASSIGN carries and its RESULT echoes:
- * unguessable, drawn by the coordinator for each attempt. */
-#define FRAME_TOKEN_SIZE 16
 
 #define FRAME_HEADER_SIZE 8
 #define FRAME_MAX_SIZE 65536 /* header + payload */

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "frame_token.h" /* FRAME_TOKEN_SIZE: a claim's token is what its ASSIGN carries */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -348,10 +350,6 @@ int store_job_record(struct store *s, const struct store_fence *f, uint64_t run,
 
 /* ---- The coordinator's batched job path ---------------------------- */
 
-/* Bytes of an assignment token: drawn from getrandom() for each claim and
- * stored with the job's attempt, so a RESULT proves which assignment it
- * answers, also to a later leader. */
-#define STORE_TOKEN_SIZE 16
 /* Most jobs store_run_fill() adds in one transaction: bounded, so creating
  * a large run never holds the write lock (or the lease row) for long. */
 #define STORE_RUN_FILL_MAX 5000
@@ -364,7 +362,11 @@ struct store_claim {
         uint64_t run;
         uint32_t job;
         uint32_t attempt;
-        uint8_t token[STORE_TOKEN_SIZE];
+        /* The assignment's token: drawn from getrandom() for each claim
+         * and stored with the attempt, so a RESULT proves which
+         * assignment it answers, also to a later leader. Its size is the
+         * wire's (frame_token.h): the ASSIGN carries it as it is. */
+        uint8_t token[FRAME_TOKEN_SIZE];
 };
 
 /* Up to want jobs for worker, oldest first, into out[0 .. got-1]. */
@@ -379,7 +381,7 @@ struct store_result {
         uint64_t run;
         uint32_t job;
         uint32_t attempt;
-        uint8_t token[STORE_TOKEN_SIZE];
+        uint8_t token[FRAME_TOKEN_SIZE];
         int64_t outcome;
         /* Set: a STORE_RECORD_* code, or -ENOENT (no such job), -EINVAL
          * (attempt never assigned), -EPERM (the token is not that
