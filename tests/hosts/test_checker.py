@@ -167,6 +167,20 @@ class CheckerTest(unittest.TestCase):
         h += [write(3000 + i, 15_000 + 10 * i, 2, "m2") for i in range(500)]
         self.assertViolation(h, "fenced writes fell to 0.0/s")
 
+    def test_latency_after_the_jobs_ran_out(self):
+        """Job batches that ended before the latency do not count against
+        it: the leader's own writes kept their rate."""
+        h = clean_history() + [ev(20_000, "nemesis", name="latency", phase="start", target="all", generation=2),
+                               ev(25_000, "nemesis", name="latency", phase="end", target="all", held=500)]
+        h = [e for e in h if not (e["kind"] == "write" and T0_RT * 1000 + 15_000_000 <= e["at_us"])]
+        h += [write(3000 + i, 15_000 + 10 * i, 2, "m2") for i in range(1000)]  # 100/s throughout
+        h += [dict(write(5000 + i, 15_000 + 2 * i, 2, "m2"), what="jobs: 8 recorded, 0 requeued, 8 claimed")
+              for i in range(2500)]  # 500/s, all before the latency
+        r = self.verdict(h)
+        self.assertTrue(r.ok, r.text())
+        self.assertIn("fenced writes 100.0/s before, 100.0/s during (100 %); "
+                      "job batches 500.0/s before, 0.0/s during", r.text())
+
     def test_cut_member_silence_is_measured_not_failed(self):
         h = [e for e in clean_history() if not (e["kind"] == "pet" and e["src"] == "m1" and 11_000 < e["t"] < 14_000)]
         r = self.verdict(h)
