@@ -204,3 +204,39 @@ class LeaseWatcher:
         if self.p and self.p.poll() is None:
             self.p.kill()
             self.p.wait()
+
+
+class GarbageFeeder:
+    """psql on the primary's host, over its unix socket (no packet of it
+    passes a nemesis), adding `per_second` unreferenced blobs every second:
+    work the leader's maintenance pass always has, so its fenced write rate
+    before and during a latency nemesis measures the leader, not how much
+    garbage a run happened to have left."""
+
+    def __init__(self, run, server, per_second):
+        self.run, self.server, self.per_second = run, server, per_second
+        self.p = None
+
+    def start(self):
+        s = self.server
+        s.psql("CREATE SEQUENCE IF NOT EXISTS test_garbage START 1000000000")
+        argv = self.run.net.cmd(s.host, "runuser", "-u", "postgres", "--", "psql", "-X", "-q", "-At",
+                                "-h", s.dir, "-p", "5432", "-U", "postgres", "-d", "sdlive")
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, cwd="/")  # as pgstore's psql
+        self.p.stdin.write("INSERT INTO blobs (id, refcount, deleted) SELECT nextval('test_garbage'), 0, false"
+                           " FROM generate_series(1, %d) \\watch 1\n" % self.per_second)
+        self.p.stdin.flush()
+        self.run.history.note("garbage feeder: %d unreferenced blobs a second on %s" % (self.per_second, s.host))
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def loop(self):
+        for line in self.p.stdout:
+            if line.strip():
+                self.run.history.add("log", src="feeder-" + self.server.host, text=line.rstrip())
+
+    def stop(self):
+        if self.p and self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+

@@ -43,6 +43,7 @@ class Config:
     poll_ms = 500
     watchdog_ms = 10000  # the shipped WatchdogSec: above the longest store call (lock timeout + 4 s)
     maintenance_rate = 40
+    garbage_per_second = 60  # with --latency-run: above maintenance_rate, so the pass never runs out of work
     seed_inventory = 20000
     jobs = 2000
     job_usec = 20000
@@ -170,6 +171,10 @@ class Run:
             self.watchers.append(w)
         for m in self.members_order[1:] + self.workers_order:
             self.procs[m].start()
+        if self.args.latency_run:
+            w = procs.GarbageFeeder(self, self.primary, self.cfg.garbage_per_second)
+            w.start()
+            self.watchers.append(w)
 
     def rebuild_replica(self):
         old = self.replica
