@@ -217,10 +217,12 @@ static int run_pass(const struct leader_term *t, uint64_t number) {
         switch (r) {
         case MAINTENANCE_DONE:
                 log_info("maintenance pass %llu done in %s: %llu items, %llu blobs deleted, "
-                         "%llu artifact versions pruned, %llu nodes marked missing",
+                         "%llu artifact versions pruned, %llu nodes marked missing; %llu transactions, "
+                         "lists of up to %llu",
                          (unsigned long long) number, took, (unsigned long long) st.items,
                          (unsigned long long) st.blobs_deleted, (unsigned long long) st.artifacts_pruned,
-                         (unsigned long long) st.nodes_missing);
+                         (unsigned long long) st.nodes_missing, (unsigned long long) st.transactions,
+                         (unsigned long long) st.longest_list);
                 sdlive_notify_status(t->d, "leader (generation %llu): pass %llu took %s over %llu items; "
                                      "next in %s", (unsigned long long) t->fence.generation,
                                      (unsigned long long) number, took, (unsigned long long) st.items,

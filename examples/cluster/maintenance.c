@@ -32,9 +32,9 @@ struct pass {
         struct maintenance_stats *stats;
         uint64_t started_usec;
         uint64_t next_write_usec;    /* pacing: when the next transaction may begin */
-        size_t list_max;             /* items per transaction */
+        size_t list_max;             /* items per transaction: maintenance_list_size() */
         size_t n_pending;
-        struct store_inventory_write pending[MAINTENANCE_WRITES_PER_TRANSACTION];
+        struct store_inventory_write *pending; /* MAINTENANCE_WRITES_PER_TRANSACTION_MAX */
         void *page;                  /* PAGE_BYTES: one listing of any kind */
 };
 
@@ -132,11 +132,16 @@ static int write_pending(struct pass *p, enum item_kind kind) {
         }
 
         for (unsigned attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+                uint64_t started = monotonic_usec();
+
                 r = store_inventory_write(m->store, m->fence, p->pending, n);
                 if (r >= 0) {
                         count_changed(p);
                         p->stats->transactions++;
                         p->n_pending = 0;
+                        p->list_max = maintenance_list_size(m->max_rate, monotonic_usec() - started);
+                        if (p->list_max > p->stats->longest_list)
+                                p->stats->longest_list = p->list_max;
                         return 0;
                 }
                 if (r == -ESTALE) {
@@ -251,22 +256,40 @@ static int nodes_loop(struct pass *p) {
         return loop_end(p, ITEM_NODE, n);
 }
 
+size_t maintenance_list_size(uint64_t max_rate, uint64_t last_write_usec) {
+        size_t usual = max_rate > 0 && max_rate * MAINTENANCE_PACE_MAX_SEC < MAINTENANCE_WRITES_PER_TRANSACTION
+                               ? (size_t) (max_rate * MAINTENANCE_PACE_MAX_SEC)
+                               : MAINTENANCE_WRITES_PER_TRANSACTION;
+        uint64_t want;
+
+        if (max_rate == 0 || last_write_usec == 0)
+                return usual;
+        /* What max_rate allows in one and a half such writes, rounded up;
+         * the rate and the time are bounded, so no overflow before the cap. */
+        if (last_write_usec > 60 * SDLIVE_USEC_PER_SEC || max_rate > 1000000)
+                return MAINTENANCE_WRITES_PER_TRANSACTION_MAX;
+        want = (max_rate * last_write_usec * 3 + 2 * SDLIVE_USEC_PER_SEC - 1) / (2 * SDLIVE_USEC_PER_SEC);
+        if (want <= usual)
+                return usual;
+        return want < MAINTENANCE_WRITES_PER_TRANSACTION_MAX ? (size_t) want : MAINTENANCE_WRITES_PER_TRANSACTION_MAX;
+}
+
 int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stats) {
         struct pass p = {
                 .m = m,
                 .stats = stats,
                 .started_usec = monotonic_usec(),
-                .list_max = m->max_rate > 0 && m->max_rate * MAINTENANCE_PACE_MAX_SEC <
-                                                       MAINTENANCE_WRITES_PER_TRANSACTION
-                                    ? (size_t) (m->max_rate * MAINTENANCE_PACE_MAX_SEC)
-                                    : MAINTENANCE_WRITES_PER_TRANSACTION,
+                .list_max = maintenance_list_size(m->max_rate, 0),
         };
         int r;
 
-        *stats = (struct maintenance_stats) { 0 };
+        *stats = (struct maintenance_stats) { .longest_list = p.list_max };
         p.page = malloc(PAGE_BYTES);
-        if (!p.page) {
+        p.pending = calloc(MAINTENANCE_WRITES_PER_TRANSACTION_MAX, sizeof(*p.pending));
+        if (!p.page || !p.pending) {
                 log_warning("maintenance pass: out of memory");
+                free(p.page);
+                free(p.pending);
                 return -ENOMEM;
         }
         r = blobs_loop(&p);
@@ -275,6 +298,7 @@ int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stat
         if (r == 0)
                 r = nodes_loop(&p);
         free(p.page);
+        free(p.pending);
         stats->duration_usec = monotonic_usec() - p.started_usec;
         return r;
 }

@@ -13,7 +13,8 @@
  * lost. The writes an inner loop finds to do are gathered into lists of up
  * to MAINTENANCE_WRITES_PER_TRANSACTION items (under a rate limit, at
  * most MAINTENANCE_PACE_MAX_SEC seconds' worth of max_rate, so the paced
- * wait after a list stays within that),
+ * wait after a list stays within that; after a write that took longer,
+ * see maintenance_list_size()),
  * each written in one fenced transaction (store.h,
  * store_inventory_write) once full and at the end of the loop: a deposed
  * leader's list changes nothing. A stop or a lost lease ends the pass
@@ -31,6 +32,8 @@
 
 #define MAINTENANCE_WRITES_PER_TRANSACTION 64
 #define MAINTENANCE_PACE_MAX_SEC 2
+/* The longest list, after slow writes: the store's own bound. */
+#define MAINTENANCE_WRITES_PER_TRANSACTION_MAX STORE_INVENTORY_WRITES_MAX
 
 struct maintenance {
         struct store *store;
@@ -56,6 +59,7 @@ struct maintenance_stats {
         uint64_t nodes_missing;
         uint64_t rejected;           /* lists refused by the fence (0 or 1) */
         uint64_t transactions;       /* lists of writes committed */
+        uint64_t longest_list;       /* the most items a list could hold (maintenance_list_size()) */
         uint64_t duration_usec;
 };
 
@@ -64,6 +68,18 @@ enum {
         MAINTENANCE_LEASE_LOST = 1,  /* lost flag seen, or a write got -ESTALE */
         MAINTENANCE_STOPPED = 2,     /* stop requested */
 };
+
+/* How many items the next list may hold, given how long the last list's
+ * write took (0: none yet). Usually MAINTENANCE_WRITES_PER_TRANSACTION,
+ * or MAINTENANCE_PACE_MAX_SEC seconds' worth of a lower max_rate. Under a
+ * rate limit, a write that took longer than its list's share of the rate
+ * would bring the rate down by the store's round trips alone (a 400 ms
+ * round trip, a synchronous replica, a retransmission: seconds a list):
+ * the next list then holds what max_rate allows in one and a half such
+ * writes, at most MAINTENANCE_WRITES_PER_TRANSACTION_MAX, so the rate
+ * holds while a list takes up to about a sixth of that many seconds; the
+ * paced wait after it grows with it and is sliced as ever. */
+size_t maintenance_list_size(uint64_t max_rate, uint64_t last_write_usec);
 
 /* Runs one pass. Returns a MAINTENANCE_* code (a list refused by the
  * fence, -ESTALE, is MAINTENANCE_LEASE_LOST), or the store's -errno when

@@ -3,13 +3,16 @@
  * transaction at the rate asked, that it stops at once when the lease is
  * lost, and that a deposed leader's writes are rejected by the fence. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "cluster-test-util.h"
 #include "maintenance.h"
@@ -227,6 +230,77 @@ static void lease_loss_is_noticed_while_pacing(void **state) {
         assert_true(st.duration_usec < SDLIVE_USEC_PER_SEC);
 }
 
+/* The next list's size: the usual one after a write within its share of
+ * the rate, what one and a half of a slower write allow at the rate, up to
+ * the store's bound; no limit, no growth. */
+static void list_size_follows_slow_writes(void **state) {
+        (void) state;
+        assert_int_equal(maintenance_list_size(40, 0), 64);
+        assert_int_equal(maintenance_list_size(40, 10 * SDLIVE_USEC_PER_MSEC), 64);
+        assert_int_equal(maintenance_list_size(40, 1600 * SDLIVE_USEC_PER_MSEC), 96);
+        assert_int_equal(maintenance_list_size(40, 3 * SDLIVE_USEC_PER_SEC), 180);
+        assert_int_equal(maintenance_list_size(40, 10 * SDLIVE_USEC_PER_SEC), 256);
+        assert_int_equal(maintenance_list_size(25, 0), 50);
+        assert_int_equal(maintenance_list_size(25, 3 * SDLIVE_USEC_PER_SEC), 113);
+        assert_int_equal(maintenance_list_size(0, 10 * SDLIVE_USEC_PER_SEC), 64);
+        assert_int_equal(maintenance_list_size(UINT64_MAX, UINT64_MAX), 256);
+}
+
+/* Another client holds the store's write lock for a while: the first list
+ * (64 items) waits for it, the next list holds what the rate allows in one
+ * and a half such waits (the store's bound, 256), and the lists after that
+ * fast write are the usual size again. */
+struct lock_holder {
+        const char *path;
+        uint64_t hold_usec;
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        bool held;
+};
+
+static void *hold_write_lock(void *userdata) {
+        struct lock_holder *h = userdata;
+        struct timespec ts = { .tv_sec = (time_t) (h->hold_usec / SDLIVE_USEC_PER_SEC),
+                               .tv_nsec = (long) (h->hold_usec % SDLIVE_USEC_PER_SEC) * 1000 };
+        sqlite3 *db;
+
+        assert_int_equal(sqlite3_open(h->path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+        pthread_mutex_lock(&h->mu);
+        h->held = true;
+        pthread_cond_signal(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        nanosleep(&ts, NULL);
+        assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        return NULL;
+}
+
+static void slow_write_makes_the_next_list_longer(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st;
+        struct lock_holder h = { .path = f->t.path, .hold_usec = 800 * SDLIVE_USEC_PER_MSEC,
+                                 .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+        pthread_t holder;
+
+        m.max_rate = 400;
+        assert_int_equal(store_set_lock_timeout(f->s, 5 * SDLIVE_USEC_PER_SEC), 0);
+        assert_int_equal(pthread_create(&holder, NULL, hold_write_lock, &h), 0);
+        pthread_mutex_lock(&h.mu);
+        while (!h.held)
+                pthread_cond_wait(&h.cv, &h.mu);
+        pthread_mutex_unlock(&h.mu);
+        assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
+        assert_int_equal(pthread_join(holder, NULL), 0);
+        assert_int_equal(st.blobs_deleted + st.artifacts_pruned + st.nodes_missing, BLOBS / 3 + 70 + NODES / 4);
+        assert_int_equal(st.longest_list, 256);
+        /* Blobs: 64 (waited), 256, then 680 in lists of 64 (11); artifacts
+         * 70 (2), nodes 10 (1): 16, where lists of 64 alone make 19. */
+        assert_int_equal(st.transactions, 2 + 11 + 2 + 1);
+        assert_int_equal(deleted_blobs(f), BLOBS / 3);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(full_pass_changes_what_it_should, setup, teardown),
@@ -236,6 +310,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(rate_limit_paces_writes, setup, teardown),
                 cmocka_unit_test_setup_teardown(slow_rate_makes_lists_of_two_seconds, setup, teardown),
                 cmocka_unit_test_setup_teardown(lease_loss_is_noticed_while_pacing, setup, teardown),
+                cmocka_unit_test(list_size_follows_slow_writes),
+                cmocka_unit_test_setup_teardown(slow_write_makes_the_next_list_longer, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
