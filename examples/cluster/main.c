@@ -73,9 +73,6 @@ static uint64_t min_u64(uint64_t a, uint64_t b) {
         return a < b ? a : b;
 }
 
-/* Seeding needs the store now: a store that is briefly unavailable (locked
- * by another member opening it, restarting) is retried with backoff, petting
- * meanwhile, for up to SEED_ATTEMPTS tries. */
 /* Opens a handle of the main loop: its lock timeout and its wait hook
  * (petting while a call waits on the store), the hook run around the
  * connect too, which no hook on the handle can reach yet. */
@@ -94,6 +91,9 @@ static int open_main_store(const char *url, uint64_t lock_timeout_usec, const st
         return 0;
 }
 
+/* Seeding needs the store now: a store that is briefly unavailable (locked
+ * by another member opening it, restarting) is retried with backoff, petting
+ * meanwhile, for up to SEED_ATTEMPTS tries. */
 static int seed(sdlive *d, struct store **s, const char *url, uint64_t lock_timeout_usec,
                 const struct store_wait_hook *hook, uint64_t n) {
         uint64_t groups = n / 100 ? n / 100 : 1, delay = SEED_RETRY_FIRST_USEC;
