@@ -48,13 +48,51 @@ static bool spinning(const struct election *e, bool *announced) {
         return on;
 }
 
+/* The main loop's wait hook, for a caller outside a store call (around
+ * store_open(), whose connect no hook can reach yet). */
+static void run_wait_hook(const struct election *e) {
+        if (e->wait_hook && e->wait_hook->fn)
+                e->wait_hook->fn(e->wait_hook->userdata);
+}
+
+/* The hook of an attempt's store calls: the main loop's, and a beat of
+ * the election's progress (a bounded store call is the attempt moving). */
+static void attempt_waiting(void *userdata) {
+        const struct election *e = userdata;
+
+        run_wait_hook(e);
+        if (e->progress)
+                sdlive_progress_beat(e->progress);
+}
+
+/* Sets the attempt's hook on the main handle (attempting true) or puts
+ * the main loop's back. */
+static void set_attempt_hook(const struct election *e, bool attempting) {
+        struct store_wait_hook hook;
+
+        if (!e->store || !*e->store || !e->wait_hook)
+                return;
+        hook = *e->wait_hook;
+        if (attempting) {
+                hook.fn = attempt_waiting;
+                hook.userdata = (void *) e;
+        }
+        if (store_set_wait_hook(*e->store, &hook) < 0)
+                log_warning("cannot set the store's wait hook: %s", store_errmsg(*e->store));
+}
+
 /* The refresher's handle, before the attempt that may win: a connect is
  * several round trips to the store, which after a win would come out of
  * the term's first lease. Not opened: the refresher opens its own. */
 static void open_refresher_store(const struct election *e) {
+        int r;
+
         if (!e->refresher_store || *e->refresher_store)
                 return;
-        if (store_open(e->store_url, e->refresher_store) < 0) {
+        run_wait_hook(e);
+        r = store_open(e->store_url, e->refresher_store);
+        attempt_waiting((void *) e);
+        if (r < 0) {
                 log_debug("cannot open the lease refresher's handle yet: %s", store_errmsg(NULL));
                 return;
         }
@@ -83,11 +121,16 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
         int r;
 
         if (!*e->store) {
+                run_wait_hook(e);
                 r = store_open(e->store_url, e->store);
+                attempt_waiting((void *) e);
                 if (r < 0)
                         goto failed;
+                set_attempt_hook(e, true);
                 if (e->lock_timeout_usec > 0)
                         store_set_lock_timeout(*e->store, e->lock_timeout_usec);
+        } else {
+                set_attempt_hook(e, true);
         }
 
         open_refresher_store(e);
@@ -208,6 +251,7 @@ int election_run(const struct election *e, struct election_result *ret) {
                 if (!spinning(e, &announced)) {
                         r = e->etcd_endpoints ? etcd_attempt(e, &standby, ret, &failures, last_holder, &pause)
                                               : attempt(e, ret, &failures, last_holder, &pause);
+                        set_attempt_hook(e, false);
                         if (e->progress)
                                 sdlive_progress_beat(e->progress);
                         if (r != 0) {

@@ -11,6 +11,10 @@
  * Progress: each completed attempt (won, lost or store unavailable) beats
  * `progress`, so a loop that keeps idling — and petting — without ever
  * completing an attempt withholds the keepalives and systemd restarts it.
+ * An attempt waiting on the store (a reconnect, the identity, the
+ * durability check, the acquisition: each call bounded by its own
+ * timeout) runs `wait_hook` and beats `progress` while it waits: a slow
+ * store is the loop working.
  */
 
 #include <stdint.h>
@@ -29,6 +33,9 @@ struct election {
         uint64_t poll_usec;
         uint64_t lock_timeout_usec;   /* applied to a handle opened here; 0: store default */
         sdlive_progress *progress;    /* may be NULL */
+        /* The main loop's wait hook (health_gate_store_hook), set on the
+         * handles opened here and run around their connects; NULL: none. */
+        const struct store_wait_hook *wait_hook;
         /* NULL, or where the lease refresher's handle waits
          * (lease_config.refresher_store): opened here, with this lock
          * timeout, before an attempt, so that a won lease's refresher has

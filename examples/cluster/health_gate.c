@@ -35,3 +35,19 @@ bool health_gate_check(struct health_gate *g, const sdlive *d) {
                 return g->open;
         return health_gate_observe(g, age);
 }
+
+static void pet_while_waiting(void *userdata) {
+        sdlive_pet_watchdog(userdata);
+}
+
+struct store_wait_hook health_gate_store_hook(sdlive *d) {
+        uint64_t interval = sdlive_pet_interval(d) / 2;
+
+        if (interval == 0)
+                interval = 100 * SDLIVE_USEC_PER_MSEC;
+        return (struct store_wait_hook) {
+                .fn = pet_while_waiting,
+                .userdata = d,
+                .interval_usec = interval < SDLIVE_USEC_PER_MSEC ? SDLIVE_USEC_PER_MSEC : interval,
+        };
+}

@@ -18,6 +18,8 @@
 
 #include <sdlive.h>
 
+#include "store.h"
+
 struct health_gate {
         uint64_t stale_usec; /* 0: the gate is always open */
         unsigned checks;
@@ -37,5 +39,13 @@ bool health_gate_observe(struct health_gate *g, uint64_t pet_age_usec);
  * When d does not track keepalives (no watchdog armed, no pet interval set)
  * there is nothing to judge by and the gate stays as it is. */
 bool health_gate_check(struct health_gate *g, const sdlive *d);
+
+/* The wait hook (store.h) of the main loop's store handles: pets d's
+ * watchdog every half pet interval (100 ms when d tracks no pets) while a
+ * call waits on the store. A store call is bounded by its own timeout, and
+ * while it waits the loop is working, not wedged: the keepalives go on and
+ * the gate stays open however slow the store answers. A loop wedged
+ * anywhere else calls no hook, and the gate closes as before. */
+struct store_wait_hook health_gate_store_hook(sdlive *d);
 
 #endif

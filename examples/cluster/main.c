@@ -20,6 +20,7 @@
 #include "election.h"
 #include "cluster_etcd.h"
 #include "fault.h"
+#include "health_gate.h"
 #include "leader.h"
 #include "lease.h"
 #include "lease_record.h"
@@ -72,18 +73,37 @@ static uint64_t min_u64(uint64_t a, uint64_t b) {
         return a < b ? a : b;
 }
 
+/* Opens a handle of the main loop: its lock timeout and its wait hook
+ * (petting while a call waits on the store), the hook run around the
+ * connect too, which no hook on the handle can reach yet. */
+static int open_main_store(const char *url, uint64_t lock_timeout_usec, const struct store_wait_hook *hook,
+                           struct store **s) {
+        int r;
+
+        hook->fn(hook->userdata);
+        r = store_open(url, s);
+        hook->fn(hook->userdata);
+        if (r < 0)
+                return r;
+        if (store_set_wait_hook(*s, hook) < 0)
+                log_warning("cannot set the store's wait hook: %s", store_errmsg(*s));
+        store_set_lock_timeout(*s, lock_timeout_usec);
+        return 0;
+}
+
 /* Seeding needs the store now: a store that is briefly unavailable (locked
  * by another member opening it, restarting) is retried with backoff, petting
  * meanwhile, for up to SEED_ATTEMPTS tries. */
-static int seed(sdlive *d, struct store **s, const char *url, uint64_t lock_timeout_usec, uint64_t n) {
+static int seed(sdlive *d, struct store **s, const char *url, uint64_t lock_timeout_usec,
+                const struct store_wait_hook *hook, uint64_t n) {
         uint64_t groups = n / 100 ? n / 100 : 1, delay = SEED_RETRY_FIRST_USEC;
         int r = 0;
 
         log_info("seeding the inventory: %llu blobs, %llu artifacts, %llu nodes", (unsigned long long) n,
                  (unsigned long long) groups, (unsigned long long) groups);
         for (unsigned attempt = 1; attempt <= SEED_ATTEMPTS; attempt++) {
-                if (!*s && (r = store_open(url, s)) >= 0)
-                        store_set_lock_timeout(*s, lock_timeout_usec);
+                if (!*s)
+                        r = open_main_store(url, lock_timeout_usec, hook, s);
                 if (*s)
                         r = store_seed_inventory(*s, n, 10 * groups, groups);
                 if (r >= 0 || store_error_class(r) != STORE_UNAVAILABLE)
@@ -106,6 +126,7 @@ struct cluster {
         sdlive_progress *election_progress;
         const fault_switch *wedge;
         uint64_t lock_timeout_usec;
+        struct store_wait_hook wait_hook; /* of the main loop's handles */
         struct coordinator_service jobs;
         struct leader_service services[1];
         size_t n_services;
@@ -192,13 +213,12 @@ static int lead_term(struct cluster *c, const struct election_result *won) {
          * handle the election opened has its lock timeout already: setting
          * it again would be one more round trip inside the first lease.) */
         if (!c->store) {
-                if ((r = store_open(c->o->store_url, &c->store)) < 0) {
+                if ((r = open_main_store(c->o->store_url, c->lock_timeout_usec, &c->wait_hook, &c->store)) < 0) {
                         log_error("won the lease but cannot open store %s: %s", c->o->store_url,
                                   store_errmsg(NULL));
                         lease_holder_stop(h, true);
                         return r;
                 }
-                store_set_lock_timeout(c->store, c->lock_timeout_usec);
         }
         /* The incarnation the lease was won in: no write of this term may
          * land in another. */
@@ -243,6 +263,7 @@ static int run(struct cluster *c) {
                 .poll_usec = c->o->poll_usec,
                 .lock_timeout_usec = c->lock_timeout_usec,
                 .progress = c->election_progress,
+                .wait_hook = &c->wait_hook,
                 .refresher_store = c->lease.refresher_store,
                 .refresher_lock_timeout_usec = lease_refresher_lock_timeout(&c->lease),
                 .spin_file = c->o->spin_file,
@@ -345,17 +366,16 @@ int main(int argc, char **argv) {
         else if (o.health_gate_usec > 0 && watchdog == 0)
                 log_notice("--health-gate has no keepalives to watch (watchdog not armed): it stays open");
 
-        r = store_open(o.store_url, &c.store);
+        c.wait_hook = health_gate_store_hook(c.d);
+        r = open_main_store(o.store_url, c.lock_timeout_usec, &c.wait_hook, &c.store);
         if (r < 0) {
                 if (store_error_class(r) != STORE_UNAVAILABLE) {
                         log_error("cannot open store %s: %s", o.store_url, store_errmsg(NULL));
                         goto out;
                 }
                 log_warning("store %s unavailable at start (%s): will retry", o.store_url, store_errmsg(NULL));
-        } else {
-                store_set_lock_timeout(c.store, c.lock_timeout_usec);
         }
-        if (o.seed > 0 && seed(c.d, &c.store, o.store_url, c.lock_timeout_usec, o.seed) < 0)
+        if (o.seed > 0 && seed(c.d, &c.store, o.store_url, c.lock_timeout_usec, &c.wait_hook, o.seed) < 0)
                 goto out;
 
         c.lease = (struct lease_config) {

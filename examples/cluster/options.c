@@ -91,6 +91,10 @@ static void usage(void) {
                "                             worker's HELLO name must be its certificate's;\n"
                "                             relative FILEs are in $CREDENTIALS_DIRECTORY\n"
                "  --coordinator-tcp-insecure   TCP in the clear instead, on loopback only\n"
+               "  --coordinator-tls-handshake-timeout DUR  cut a TLS handshake not done in\n"
+               "                             DUR, freeing its place among the 64 (16 per\n"
+               "                             source) for unauthenticated peers (default 6s,\n"
+               "                             at most the worker timeout; 100ms to 1min)\n"
                "\n"
                "Exit status: 0 success or stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage.\n");
 }
@@ -115,6 +119,7 @@ static void check_transport(const cluster_options *o) {
                 .key = o->tls.key,
                 .ca = o->tls.ca,
                 .insecure = o->jobs.tcp_insecure,
+                .handshake_timeout_usec = o->jobs.handshake_timeout_usec,
                 .addresses = &o->jobs.tcp_address,
                 .n_addresses = o->jobs.tcp_address ? 1 : 0,
                 .address_flags = ADDRESS_ALLOW_TCP | ADDRESS_NUMERIC_HOST,
@@ -275,7 +280,8 @@ static void set_option(int id, const char *option, const char *value, void *user
         default:
                 cli_tls_option(id, OPT_TLS, option, value,
                                &(struct cli_tls_values) { &o->tls.cert, &o->tls.key, &o->tls.ca,
-                                                          &o->jobs.tcp_insecure });
+                                                          &o->jobs.tcp_insecure,
+                                                          &o->jobs.handshake_timeout_usec });
                 break;
         }
 }

@@ -83,7 +83,9 @@ static void usage(void) {
                "  --tls-key FILE               its private key (mode 0600 or stricter)\n"
                "  --tls-ca FILE                CA that signed the coordinator's certificate;\n"
                "                               relative FILEs are in $CREDENTIALS_DIRECTORY\n"
-               "  --tcp-insecure               TCP in the clear instead, to loopback IPs only\n",
+               "  --tcp-insecure               TCP in the clear instead, to loopback IPs only\n"
+               "  --tls-handshake-timeout DUR  give up a TLS handshake not done in DUR (the\n"
+               "                               loop waits for it; default 6s; 100ms to 1min)\n",
                program_invocation_short_name);
         cli_usage_help_version(29);
         printf(CLI_USAGE_DURATIONS_AND_EXIT);
@@ -98,6 +100,7 @@ static void check_transport(const worker_options *o) {
                 .key = o->tls.key,
                 .ca = o->tls.ca,
                 .insecure = o->jobs.link.tcp_insecure,
+                .handshake_timeout_usec = o->jobs.link.handshake_timeout_usec,
                 .addresses = o->jobs.link.addresses,
                 .n_addresses = o->jobs.link.n_addresses,
                 .address_flags = ADDRESS_ALLOW_UNIX | ADDRESS_ALLOW_TCP,
@@ -178,7 +181,8 @@ static void set_option(int id, const char *option, const char *value, void *user
         default:
                 cli_tls_option(id, OPT_TLS, option, value,
                                &(struct cli_tls_values) { &o->tls.cert, &o->tls.key, &o->tls.ca,
-                                                          &o->jobs.link.tcp_insecure });
+                                                          &o->jobs.link.tcp_insecure,
+                                                          &o->jobs.link.handshake_timeout_usec });
                 break;
         }
 }

@@ -198,6 +198,14 @@ path cluster --coordinator-tls-ca
 path worker --tls-cert
 path worker --tls-key
 path worker --tls-ca
+# The TLS handshake timeout of both ends of a job link: 100ms to 1min,
+# and only with TLS to time.
+duration cluster --coordinator-tls-handshake-timeout 100ms 1min 99ms 61s
+duration worker --tls-handshake-timeout 100ms 1min 99ms 61s
+refused cluster "--coordinator-tls-handshake-timeout: no TLS to time" --coordinator-socket /tmp/x.sock \
+        --coordinator-tcp 127.0.0.1:1 --coordinator-tcp-insecure --coordinator-tls-handshake-timeout 6s
+refused worker "--tls-handshake-timeout: no TLS to time" --coordinator 127.0.0.1:1 --tcp-insecure \
+        --tls-handshake-timeout 6s
 unix_socket cluster --coordinator-socket
 tcp cluster --coordinator-tcp yes
 accepted cluster $(for i in $(seq 16); do echo "--coordinator-allow-uid=$i"; done)

@@ -2,7 +2,7 @@
 /* The transport options of a daemon's TCP job link and their rule, one
  * for the worker (client) and the cluster's coordinator (server): TLS with
  * all three files, or — chosen explicitly — in the clear with every TCP
- * address on loopback. */
+ * address on loopback; and how long a TLS handshake may take. */
 #include "cli.h"
 
 void cli_check_transport(const struct cli_transport *t) {
@@ -17,6 +17,9 @@ void cli_check_transport(const struct cli_transport *t) {
                 cli_usage_error("TLS needs all of %s, %s and %s", n->cert, n->key, n->ca);
         if (tls && t->insecure)
                 cli_usage_error("%s contradicts the TLS options", n->insecure);
+        if (t->handshake_timeout_usec && !tls)
+                cli_usage_error("%s: no TLS to time (it needs %s, %s and %s)", n->handshake_timeout, n->cert,
+                                n->key, n->ca);
         if ((tls || t->insecure) && !any_tcp)
                 cli_usage_error("%s: no TCP %s address to use it with", tls ? n->cert : n->insecure,
                                 n->address);
@@ -45,6 +48,10 @@ bool cli_tls_option(int id, int first_id, const char *option, const char *value,
                 return true;
         case 3:
                 *v->insecure = true;
+                return true;
+        case 4:
+                *v->handshake_timeout_usec = cli_duration_range(option, value, CLI_TLS_HANDSHAKE_MIN_USEC,
+                                                                CLI_TLS_HANDSHAKE_MAX_USEC);
                 return true;
         default:
                 return false;

@@ -6,7 +6,8 @@
  * source) for a TLS peer that has not yet proved a certificate. A peer
  * without a certificate can therefore never take a served place, and
  * however many connections it opens it holds at most its share of the
- * handshake places, for at most COORDINATOR_PREAUTH_HANDSHAKE_MS each.
+ * handshake places, for at most the handshake timeout each (by default
+ * COORDINATOR_PREAUTH_HANDSHAKE_MS, never past the worker timeout).
  * The handshake itself is here too: the one thing a peer gets before it is
  * trusted.
  */
@@ -151,8 +152,9 @@ int conn_authenticated(struct coordinator *c, struct conn *k) {
 int conn_handshake(struct conn *k, SSL **ret) {
         struct coordinator *c = k->c;
         uint64_t window_ms = c->cfg.worker_timeout_usec / 1000;
-        int timeout_ms = window_ms < COORDINATOR_PREAUTH_HANDSHAKE_MS ? (int) window_ms
-                                                                      : COORDINATOR_PREAUTH_HANDSHAKE_MS;
+        uint64_t handshake_ms = c->cfg.handshake_timeout_usec ? c->cfg.handshake_timeout_usec / 1000
+                                                              : COORDINATOR_PREAUTH_HANDSHAKE_MS;
+        int timeout_ms = (int) (window_ms < handshake_ms ? window_ms : handshake_ms);
         char why[256];
         int r;
 

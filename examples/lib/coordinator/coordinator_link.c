@@ -2,6 +2,7 @@
 #include "coordinator_link.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,7 +20,6 @@
 #include "tls.h"
 
 #define CONNECT_TIMEOUT_MS 1000
-#define HANDSHAKE_TIMEOUT_MS 2000
 #define SEND_TIMEOUT_MS 1000
 /* HEARTBEATs passed by in one receive call: only a hostile coordinator
  * sends more in a row, and it must not hold the worker's loop. */
@@ -130,6 +130,16 @@ static int connect_tcp(const struct address *address) {
         return fd;
 }
 
+/* The handshake's bound: the configured one (at most INT_MAX ms) or the
+ * default. */
+static int handshake_timeout_ms(const coordinator_link *l) {
+        uint64_t ms = l->cfg.handshake_timeout_usec / 1000;
+
+        if (l->cfg.handshake_timeout_usec == 0)
+                return COORDINATOR_LINK_HANDSHAKE_DEFAULT_MS;
+        return ms == 0 ? 1 : ms > INT_MAX ? INT_MAX : (int) ms;
+}
+
 /* Connects to one configured address, through TLS over TCP: the fd, and
  * *ret_ssl (NULL in the clear). -EINVAL when it does not parse, -EPERM
  * when TCP in the clear is not allowed there. */
@@ -151,7 +161,7 @@ static int connect_address(const coordinator_link *l, const char *text, SSL **re
         fd = connect_tcp(&address);
         if (fd < 0 || !l->cfg.tls)
                 return fd;
-        r = tls_handshake(l->cfg.tls, fd, false, address.host, HANDSHAKE_TIMEOUT_MS, -1, ret_ssl, why,
+        r = tls_handshake(l->cfg.tls, fd, false, address.host, handshake_timeout_ms(l), -1, ret_ssl, why,
                           sizeof(why));
         if (r < 0) {
                 log_warning("coordinator at %s: %s", text, why);

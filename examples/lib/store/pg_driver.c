@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The PostgreSQL driver: parameters sent as text by type letter, every
  * answer awaited under a client-side deadline (lock timeout + 4 s: a
- * server that stops answering cannot hang the caller), rows, transactions,
+ * server that stops answering cannot hang the caller), calling the wait
+ * hook meanwhile, rows, transactions,
  * and SQLSTATEs mapped to -errno. A lost or timed-out connection fails
  * that call as "unavailable"; the next call connects again. */
 
@@ -76,13 +77,17 @@ static int errno_from_sqlstate(const char *state) {
 
 int pg_wait_answer(struct store_pg *p, uint64_t deadline, const char *what) {
         while (PQisBusy(p->conn)) {
-                uint64_t now = monotonic_usec();
                 struct pollfd pfd = { .fd = PQsocket(p->conn), .events = POLLIN };
+                uint64_t now, wait;
 
+                store_waiting(&p->base);
+                now = monotonic_usec();
                 if (now >= deadline)
                         return store_fail(&p->base, -ETIMEDOUT, "%s: no answer from the store within %llu ms",
                                           what, (unsigned long long) ((p->lock_timeout_usec + PG_QUERY_SLACK_USEC) / 1000));
-                if (poll(&pfd, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                /* In slices of the wait hook's interval: the deadline stays. */
+                wait = deadline - now < store_wait_slice(&p->base) ? deadline - now : store_wait_slice(&p->base);
+                if (poll(&pfd, 1, (int) ((wait + 999) / 1000)) < 0 && errno != EINTR)
                         return store_fail(&p->base, -errno, "%s: poll: %m", what);
                 if (!PQconsumeInput(p->conn))
                         return pg_fail_conn(p, -ECONNRESET, what);

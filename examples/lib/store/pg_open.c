@@ -178,7 +178,11 @@ int pg_connect(struct store_pg *p) {
         snprintf(timeout, sizeof timeout, "%u", connect_timeout_sec(p));
 
         pg_disconnect(p);
+        /* libpq's connect blocks (connect_timeout per host): the wait
+         * hook runs just before and just after it. */
+        store_waiting(&p->base);
         p->conn = PQconnectdbParams(keys, values, 1);
+        store_waiting(&p->base);
         if (!p->conn)
                 return store_fail(&p->base, -ENOMEM, "cannot allocate a connection");
         if (PQstatus(p->conn) != CONNECTION_OK) {

@@ -93,7 +93,7 @@ static int create_schema(struct store_sqlite *q) {
 /* Waits for another client's write lock in steps of 20 us doubling to
  * 1 ms (SQLite's own handler sleeps 1 to 100 ms: a lock held for a few
  * hundred microseconds would cost a job path milliseconds), up to the
- * lock timeout. */
+ * lock timeout, calling the wait hook meanwhile. */
 static int busy_wait(void *userdata, int count) {
         struct store_sqlite *q = userdata;
         int64_t now = sqlite_clock_usec(CLOCK_MONOTONIC);
@@ -103,6 +103,7 @@ static int busy_wait(void *userdata, int count) {
                 q->busy_since = now;
         if (now - q->busy_since >= (int64_t) q->lock_timeout_usec)
                 return 0;
+        store_waiting(&q->base);
         nanosleep(&(struct timespec) { .tv_nsec = step * 1000 }, NULL);
         return 1;
 }

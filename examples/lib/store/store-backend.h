@@ -168,7 +168,18 @@ struct store {
          * store_check_fence(), cleared by store_begin_call(). A backend
          * waits for the store's answer no longer than it. */
         const _Atomic uint64_t *act_until;
+        /* The caller's wait hook (store_set_wait_hook), fn NULL: none; when
+         * it was set or last ran (CLOCK_MONOTONIC). */
+        struct store_wait_hook wait_hook;
+        uint64_t wait_hook_ran_usec;
 };
+
+/* For a backend inside a wait: runs the wait hook if one is set and its
+ * interval has passed since it last ran. */
+void store_waiting(struct store *s);
+/* How long a backend may block at once inside a wait: the hook's
+ * interval, or UINT64_MAX without a hook. */
+uint64_t store_wait_slice(const struct store *s);
 
 /* The backend constructors are in store-open.h. */
 

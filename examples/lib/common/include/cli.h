@@ -53,7 +53,7 @@ void cli_address(const char *option, const char *arg, unsigned flags, struct add
 /* The options of a TCP job link as a daemon names them ("--tls-cert" ...;
  * address: the option that gives the addresses). */
 struct cli_transport_names {
-        const char *cert, *key, *ca, *insecure, *address;
+        const char *cert, *key, *ca, *insecure, *handshake_timeout, *address;
 };
 
 /* A daemon's transport options after parsing: the TLS files given (NULL:
@@ -63,6 +63,7 @@ struct cli_transport {
         struct cli_transport_names names;
         const char *cert, *key, *ca;
         bool insecure;
+        uint64_t handshake_timeout_usec; /* 0: not given */
         const char *const *addresses;
         size_t n_addresses;
         unsigned address_flags;
@@ -70,34 +71,48 @@ struct cli_transport {
 
 /* TCP is TLS (all three files) or, chosen explicitly, in the clear with
  * every TCP address on loopback; TLS or clear-text options without a TCP
- * address, or both at once, are refused. Exits 2 with the reason. */
+ * address, or both at once, are refused, and so is a handshake timeout
+ * without TLS. Exits 2 with the reason. */
 void cli_check_transport(const struct cli_transport *t);
 
-/* The four transport options of a TCP job link in a daemon's option table
+/* The five transport options of a TCP job link in a daemon's option table
  * (struct cli_option, below): <prefix>tls-cert, <prefix>tls-key and
- * <prefix>tls-ca, each with a value, and <prefix>tcp-insecure, a flag,
- * with the ids first_id to first_id + CLI_TLS_OPTIONS_COUNT - 1. */
-#define CLI_TLS_OPTIONS_COUNT 4
+ * <prefix>tls-ca, each with a value, <prefix>tcp-insecure, a flag, and
+ * <prefix>tls-handshake-timeout, a duration, with the ids first_id to
+ * first_id + CLI_TLS_OPTIONS_COUNT - 1. */
+#define CLI_TLS_OPTIONS_COUNT 5
 #define CLI_TLS_OPTIONS(prefix, first_id)                                                       \
         { prefix "tls-cert", true, (first_id) }, { prefix "tls-key", true, (first_id) + 1 },     \
-                { prefix "tls-ca", true, (first_id) + 2 }, { prefix "tcp-insecure", false, (first_id) + 3 }
+                { prefix "tls-ca", true, (first_id) + 2 }, { prefix "tcp-insecure", false, (first_id) + 3 }, \
+                { prefix "tls-handshake-timeout", true, (first_id) + 4 }
 
 /* The names of those options for cli_check_transport() (struct
  * cli_transport_names); address: the option that gives the addresses. */
-#define CLI_TLS_OPTION_NAMES(prefix, address) \
-        { "--" prefix "tls-cert", "--" prefix "tls-key", "--" prefix "tls-ca", "--" prefix "tcp-insecure", address }
+#define CLI_TLS_OPTION_NAMES(prefix, address)                                                          \
+        { "--" prefix "tls-cert", "--" prefix "tls-key", "--" prefix "tls-ca", "--" prefix "tcp-insecure", \
+          "--" prefix "tls-handshake-timeout", address }
+
+/* The bounds of a TLS handshake timeout (both ends of a job link): from
+ * 100 ms, and at most a minute, so that a peer that never finishes its
+ * handshake holds a place for no longer than that. (The default, in the
+ * coordinator's and the worker's link, is 6 s: see coordinator.h.) */
+#define CLI_TLS_HANDSHAKE_MIN_USEC UINT64_C(100000)
+#define CLI_TLS_HANDSHAKE_MAX_USEC UINT64_C(60000000)
 
 /* Where a daemon keeps what those options say: the three paths (NULL
- * until given) and the clear-text choice. */
+ * until given), the clear-text choice and the handshake timeout (left as
+ * it is until given). */
 struct cli_tls_values {
         const char **cert, **key, **ca;
         bool *insecure;
+        uint64_t *handshake_timeout_usec;
 };
 
 /* For a daemon's option handler: true when id is one of
  * CLI_TLS_OPTIONS(..., first_id), with its value stored through v (a
- * path checked by cli_path(), exiting 2 when it is not one); false, and
- * nothing done, for any other id. */
+ * path checked by cli_path(), a duration within CLI_TLS_HANDSHAKE_MIN_USEC
+ * and CLI_TLS_HANDSHAKE_MAX_USEC, exiting 2 when it is not one); false,
+ * and nothing done, for any other id. */
 bool cli_tls_option(int id, int first_id, const char *option, const char *value, const struct cli_tls_values *v);
 
 /* Prints "<program> (sdlive <library version>)" to stdout. */

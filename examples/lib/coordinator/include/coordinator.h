@@ -43,15 +43,23 @@
 #define COORDINATOR_CONNECTIONS_MAX 256
 /* TLS handshakes in progress, the budget of peers not yet authenticated:
  * at most this many at once, at most COORDINATOR_PREAUTH_PER_SOURCE from
- * one source (an IPv4 address, an IPv6 /64), each for at most
- * COORDINATOR_PREAUTH_HANDSHAKE_MS. When the budget is full a newcomer
+ * one source (an IPv4 address, an IPv6 /64), each for at most the
+ * handshake timeout (coordinator_config.handshake_timeout_usec, by
+ * default COORDINATOR_PREAUTH_HANDSHAKE_MS, never past the worker
+ * timeout). When the budget is full a newcomer
  * that already talks takes the place of a silent handshake (no byte
  * received); otherwise a newcomer takes the place of one at least 100 ms
  * old of a source holding more places than its own, or is refused
  * (budget.c has the order). */
 #define COORDINATOR_PREAUTH_MAX 64
 #define COORDINATOR_PREAUTH_PER_SOURCE 16
-#define COORDINATOR_PREAUTH_HANDSHAKE_MS 2000
+/* The default handshake timeout, of both ends of a job link: a TLS 1.3
+ * handshake with client certificates is 1.5 round trips, 0.75 s at a
+ * 500 ms round trip (200 ms +- 50 ms each way); a lost segment waits out
+ * a retransmission timeout, about 3 round trips (1.5 s) on a young
+ * connection, then twice that: one segment lost twice in a row still
+ * completes by 0.75 + 1.5 + 3 = 5.25 s. */
+#define COORDINATOR_PREAUTH_HANDSHAKE_MS 6000
 #define COORDINATOR_JOB_PAYLOAD_DEFAULT "noop"
 /* Where the cluster daemon listens unless told otherwise. */
 #define COORDINATOR_SOCKET_DEFAULT "/run/sdlive/coordinator.sock"
@@ -78,6 +86,10 @@ struct coordinator_config {
         const gid_t *allowed_gids;
         size_t n_allowed_gids;
 
+        /* How long a TCP peer's TLS handshake may take, its place in the
+         * pre-authentication budget held meanwhile (at most the worker
+         * timeout). 0: COORDINATOR_PREAUTH_HANDSHAKE_MS. */
+        uint64_t handshake_timeout_usec;
         /* A worker silent this long is reaped. 0: 30 s. */
         uint64_t worker_timeout_usec;
         /* We owe each worker a frame this often (at most a third of the

@@ -21,6 +21,11 @@
 typedef struct coordinator_link coordinator_link;
 
 #define COORDINATOR_LINK_ADDRESSES_MAX 8
+/* The TLS handshake's default bound, as the coordinator's
+ * (COORDINATOR_PREAUTH_HANDSHAKE_MS, coordinator.h, has the derivation:
+ * a handshake with client certificates that loses a segment twice at a
+ * 500 ms round trip). */
+#define COORDINATOR_LINK_HANDSHAKE_DEFAULT_MS 6000
 
 typedef struct coordinator_link_config {
         /* Unix socket paths ("/...") or "host:port" / "[v6]:port". */
@@ -29,6 +34,9 @@ typedef struct coordinator_link_config {
         const char *identity;           /* HELLO identity, non-empty */
         uint64_t timeout_usec;          /* coordinator silent this long: reconnect. 0: 30 s */
         uint64_t heartbeat_usec;        /* our heartbeat interval. 0: 10 s */
+        /* How long a TLS handshake may take (the worker's loop waits for
+         * it). 0: COORDINATOR_LINK_HANDSHAKE_DEFAULT_MS. */
+        uint64_t handshake_timeout_usec;
         /* TCP addresses go through TLS with this client context (see
          * tls.h: the coordinator must prove the name or IP dialled). NULL:
          * in the clear, only with tcp_insecure and to a loopback literal. */

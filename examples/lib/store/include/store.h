@@ -89,6 +89,33 @@ uint64_t store_round_trips(const struct store *s);
  * Default 1 s. */
 int store_set_lock_timeout(struct store *s, uint64_t usec);
 
+/* A call waiting on the store is the caller working, not wedged: its own
+ * bound (the lock timeout + 4 s for an answer, libpq's connect_timeout
+ * per host for a connect) is what limits it. A wait hook lets the caller
+ * show that to its supervisor (pet a watchdog) meanwhile.
+ *
+ * Contract: while a call on s waits (PostgreSQL: for a server's answer,
+ * in slices of at most interval_usec, and before and after each connect
+ * or reconnect; SQLite: for another client's lock, in steps of at most
+ * 1 ms) fn(userdata) is called on the calling thread once interval_usec
+ * has passed since it was set or last called, so at most once per
+ * interval_usec and, while a wait goes on, at least once per interval_usec
+ * plus one slice. fn must not call into s. A hook cannot lengthen a
+ * call: every deadline stays as it was. libpq's connect itself blocks,
+ * bounded by connect_timeout per host (2 to 5 s), with fn called just
+ * before and just after it; store_open() connects before any hook can be
+ * set, so a caller calls its hook around it. What the hook proves is only
+ * that the caller is inside a bounded store call: a loop wedged anywhere
+ * else calls no hook and is caught as before. */
+struct store_wait_hook {
+        void (*fn)(void *userdata); /* NULL: no hook */
+        void *userdata;
+        uint64_t interval_usec;     /* 1 ms to 1 h */
+};
+/* Sets (copies) or, with NULL, removes s's wait hook. -EINVAL for a hook
+ * without fn or an interval out of range. */
+int store_set_wait_hook(struct store *s, const struct store_wait_hook *hook);
+
 /* ------------------------------------------------------------------ */
 /* Lease                                                               */
 /* ------------------------------------------------------------------ */
