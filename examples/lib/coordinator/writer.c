@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -155,9 +156,14 @@ static bool complete_all(struct coordinator *c, struct store_job_batch *list, in
                         q->claim.got = 0;
                 short_claim |= r >= 0 && q->claim.got < q->claim.want;
                 q->r = r;
+                int notify_fd = q->notify_fd;
                 q->done = true;
-                /* Under wlock: the waiter cannot have seen done and gone. */
+                /* Under wlock: the waiter cannot have seen done and gone
+                 * (nor closed its notify_fd: it waits for every request
+                 * it queued before its connection ends). */
                 pthread_cond_signal(&q->wake);
+                if (notify_fd >= 0)
+                        (void) !write(notify_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
         }
         pthread_mutex_unlock(&c->wlock);
         return short_claim;
@@ -319,21 +325,45 @@ void *writer_main(void *userdata) {
         return NULL;
 }
 
-int writer_submit(struct coordinator *c, struct job_request *q) {
+int writer_queue(struct coordinator *c, struct job_request *q) {
         q->done = false;
         q->part.next = NULL;
         pthread_mutex_lock(&c->wlock);
         if (c->writer_quit) {
+                q->done = true;
+                q->claim.got = 0;
+                q->r = -ESHUTDOWN;
                 pthread_mutex_unlock(&c->wlock);
-                pthread_cond_destroy(&q->wake);
-                return q->r = -ESHUTDOWN;
+                if (q->notify_fd >= 0)
+                        (void) !write(q->notify_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
+                return -ESHUTDOWN;
         }
         *c->queue_tail = &q->part;
         c->queue_tail = &q->part.next;
         pthread_cond_signal(&c->wcond);
+        pthread_mutex_unlock(&c->wlock);
+        return 0;
+}
+
+bool writer_done(struct coordinator *c, struct job_request *q) {
+        bool done;
+
+        pthread_mutex_lock(&c->wlock);
+        done = q->done;
+        pthread_mutex_unlock(&c->wlock);
+        return done;
+}
+
+int writer_wait(struct coordinator *c, struct job_request *q) {
+        pthread_mutex_lock(&c->wlock);
         while (!q->done)
                 pthread_cond_wait(&q->wake, &c->wlock);
         pthread_mutex_unlock(&c->wlock);
         pthread_cond_destroy(&q->wake);
         return q->r;
+}
+
+int writer_submit(struct coordinator *c, struct job_request *q) {
+        (void) writer_queue(c, q);
+        return writer_wait(c, q);
 }
