@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One worker connection: HELLO, a window of claimed jobs in flight,
- * RESULTs recorded (fenced, idempotent, token-guarded) through the writer,
+ * RESULTs recorded (fenced, idempotent, token-guarded) through the writer
+ * (the loop goes on serving while the writer applies its requests),
  * heartbeats both ways and the worker's inactivity deadline. However the
  * connection ends, its in-flight jobs are requeued for another worker. A
  * RESULT without its assignment's token, or a stream of RESULTs that

@@ -2,7 +2,8 @@
 /*
  * The coordinator's only store connection and the one thread that uses
  * it. Connection loops queue requests (RESULTs to record, jobs to requeue,
- * jobs to claim) and wait; each request is a part of a store batch, so
+ * jobs to claim) and wait, or go on serving until the writer writes their
+ * notify_fd (writer_queue()); each request is a part of a store batch, so
  * the queue is the next batch: the writer takes every part queued so far
  * and has the store apply them in one fenced transaction (group commit),
  * which writes each answer into its part, then wakes their loops. While it is idle it adds the jobs of a run still being
