@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One worker connection: HELLO, a window of claimed jobs in flight,
- * RESULTs recorded (fenced, idempotent, token-guarded) through the writer,
+ * RESULTs recorded (fenced, idempotent, token-guarded) through the writer
+ * (the loop goes on serving while the writer applies its requests),
  * heartbeats both ways and the worker's inactivity deadline. However the
  * connection ends, its in-flight jobs are requeued for another worker. A
  * RESULT without its assignment's token, or a stream of RESULTs that
@@ -118,28 +119,17 @@ static int result_done(struct session *s, const struct store_result *x) {
         return 0;
 }
 
-/* Records the pending RESULTs and fills the window, in one request to the
- * writer: the store writes each RESULT's status into s->pending itself. A
- * transient store failure keeps the RESULTs for the next try and pauses
- * claims; the lease lost ends the connection. */
-static int exchange(struct session *s) {
-        struct job_request q;
-        int64_t now = monotonic_ms();
-        unsigned want = 0;
-        int r;
+/* Takes the writer's answer r to the request of slot: its claims join the
+ * window and are sent, each RESULT's status (written by the store) is
+ * taken. A transient store failure returns the RESULTs to pending for the
+ * next try and pauses claims; the lease lost ends the connection. */
+static int take_answers(struct session *s, const struct request_slot *slot, int r) {
+        const struct job_request *q = &slot->q;
 
-        if (!s->worker[0])
-                return 0;
-        if (s->claim_retry_at_ms && now < s->claim_retry_at_ms)
-                return 0;
-        s->claim_retry_at_ms = 0;
-        if (!s->idle)
-                want = s->c->cfg.window - s->n_inflight;
-        if (!s->n_pending && !want)
-                return 0;
-        job_request_init(&q, s->pending, s->n_pending, NULL, 0, s->worker, want);
-        r = writer_submit(s->c, &q);
+        s->n_queued_results -= (unsigned) q->part.n_results;
+        s->n_queued_claims -= q->claim.want;
         if (r < 0) {
+                session_return_results(s, slot, 0, false);
                 if (r == -ESTALE || r == -ESHUTDOWN || atomic_load(&s->c->result)) {
                         snprintf(s->reason, sizeof(s->reason), "%s",
                                  r == -ESTALE ? "lease lost" : "coordinator stopping");
@@ -148,32 +138,32 @@ static int exchange(struct session *s) {
                 s->claim_retry_at_ms = monotonic_ms() + CLAIM_RETRY_MS;
                 return 0;
         }
-        /* The claims join the window, and the RESULTs stay pending, until
-         * every verdict is taken: however a verdict ends the connection,
-         * finish() requeues both (a refused RESULT's job included). */
-        for (unsigned i = 0; i < q.claim.got; i++) {
-                const struct store_claim *j = &q.claims[i];
+        /* The claims join the window before any verdict is taken: however
+         * a verdict ends the connection, finish() requeues them, and the
+         * RESULTs from the one that ended it on (a refused RESULT's job
+         * included). */
+        for (unsigned i = 0; i < q->claim.got; i++) {
+                const struct store_claim *j = &q->claims[i];
                 s->inflight[s->n_inflight++] = (struct inflight) { j->run, j->job, j->attempt };
         }
         /* Completions after a verdict that ends the connection are counted
-         * too, so the statistics follow what the store recorded (finish()
-         * sends them again: a counted one comes back a duplicate, not
-         * counted twice). */
+         * too, so the statistics follow what the store recorded. */
         int verdict = 0;
-        for (size_t i = 0; i < q.part.n_results; i++) {
+        for (size_t i = 0; i < q->part.n_results; i++) {
                 if (verdict < 0) {
-                        if (s->pending[i].status == STORE_RECORD_COUNTED)
+                        if (slot->results[i].status == STORE_RECORD_COUNTED)
                                 atomic_fetch_add(&s->c->stats.counted, 1);
                         continue;
                 }
-                verdict = result_done(s, &s->pending[i]);
+                verdict = result_done(s, &slot->results[i]);
+                if (verdict < 0)
+                        session_return_results(s, slot, i, true);
         }
         if (verdict < 0)
                 return verdict;
-        s->n_pending = 0;
-        if (want && q.claim.got < want)
+        if (q->claim.want && q->claim.got < q->claim.want)
                 s->idle = true;
-        if (q.claim.got && !store_fence_may_act(&s->c->cfg.fence)) {
+        if (q->claim.got && !store_fence_may_act(&s->c->cfg.fence)) {
                 /* The batch began in time but returned after the leader's
                  * deadline for acting: its jobs are not handed out (they
                  * stay assigned in the store, and the next term requeues
@@ -181,14 +171,70 @@ static int exchange(struct session *s) {
                 snprintf(s->reason, sizeof(s->reason), "lease lost (the leader's time to act ran out)");
                 return -ESTALE;
         }
-        if (q.claim.got && coordinator_stopping(s->c)) {
+        if (q->claim.got && coordinator_stopping(s->c)) {
                 /* Nor once the coordinator stops: the stop says no job is
                  * handed out from then on (the jobs are requeued as the
                  * connection ends, or by the next term). */
                 snprintf(s->reason, sizeof(s->reason), "coordinator stopping");
                 return -ESHUTDOWN;
         }
-        return q.claim.got ? send_assigns(s, q.claims, q.claim.got) : 0;
+        return q->claim.got ? send_assigns(s, q->claims, q->claim.got) : 0;
+}
+
+/* Takes the answers of the queued requests the writer completed, oldest
+ * first; with wait, of every queued request, waiting for each. */
+static int collect(struct session *s, bool wait) {
+        while (s->n_req) {
+                struct request_slot *slot = &s->req[s->req_first];
+                if (!wait && !writer_done(s->c, &slot->q))
+                        return 0;
+                int r = writer_wait(s->c, &slot->q);
+                s->req_first = (s->req_first + 1) % REQUESTS_MAX;
+                s->n_req--;
+                r = take_answers(s, slot, r);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Queues the pending RESULTs and the claims that fill the window as one
+ * request to the writer, when a slot is free; the loop goes on serving
+ * the connection meanwhile. */
+static void queue_next(struct session *s) {
+        int64_t now = monotonic_ms();
+        struct request_slot *slot;
+        unsigned want = 0;
+
+        if (!s->worker[0] || s->n_req == REQUESTS_MAX)
+                return;
+        if (s->claim_retry_at_ms && now < s->claim_retry_at_ms)
+                return;
+        s->claim_retry_at_ms = 0;
+        if (!s->idle)
+                want = s->c->cfg.window - s->n_inflight - s->n_queued_claims;
+        if (!s->n_pending && !want)
+                return;
+        slot = &s->req[(s->req_first + s->n_req) % REQUESTS_MAX];
+        memcpy(slot->results, s->pending, s->n_pending * sizeof(s->pending[0]));
+        memcpy(slot->ours, s->pending_ours, s->n_pending * sizeof(s->pending_ours[0]));
+        job_request_init(&slot->q, slot->results, s->n_pending, NULL, 0, s->worker, want);
+        slot->q.notify_fd = s->k->done_fd;
+        s->n_queued_results += s->n_pending;
+        s->n_queued_claims += want;
+        s->n_pending = 0;
+        s->n_req++;
+        /* A writer that quit completes it at once: collect() says so. */
+        (void) writer_queue(s->c, &slot->q);
+}
+
+/* Takes what the writer answered and queues what is pending. */
+static int exchange(struct session *s) {
+        int r = collect(s, false);
+
+        if (r >= 0)
+                queue_next(s);
+        return r;
 }
 
 static bool take_inflight(struct session *s, uint64_t run, uint64_t job, uint32_t attempt) {
@@ -214,11 +260,17 @@ static int handle_result(struct session *s, const frame *f) {
                 log_debug("coordinator: worker %s: late RESULT for %" PRIu64 "/%" PRIu64
                          " attempt %u (not in flight here)", session_name(s), f->result.run, f->result.job,
                          f->result.attempt);
-        if (s->n_pending == PENDING_MAX) {
-                int r = exchange(s);
+        if (s->n_pending + s->n_queued_results == PENDING_MAX) {
+                /* Full: what is queued is waited for, and a full list
+                 * recorded at once. */
+                int r = collect(s, true);
+                if (r >= 0 && s->n_pending == PENDING_MAX) {
+                        queue_next(s);
+                        r = collect(s, true);
+                }
                 if (r < 0)
                         return r;
-                if (s->n_pending == PENDING_MAX) {
+                if (s->n_pending + s->n_queued_results == PENDING_MAX) {
                         snprintf(s->reason, sizeof(s->reason), "RESULTs cannot be recorded now");
                         return -EAGAIN;
                 }
@@ -344,10 +396,11 @@ static void drain(int fd) {
 /* The connection loop. Returns when the connection must end; s->reason
  * says why. */
 static void serve(struct session *s) {
-        struct pollfd p[3] = {
+        struct pollfd p[4] = {
                 { .fd = s->k->fd, .events = POLLIN },
                 { .fd = s->c->stop_fd, .events = POLLIN },
                 { .fd = s->k->kick_fd, .events = POLLIN },
+                { .fd = s->k->done_fd, .events = POLLIN },
         };
 
         for (;;) {
@@ -361,7 +414,7 @@ static void serve(struct session *s) {
                 }
                 if (sdlive_peer_heartbeat_due(s->peer) && heartbeat(s) < 0)
                         return;
-                int r = poll(p, 3, poll_timeout(s));
+                int r = poll(p, 4, poll_timeout(s));
                 if (r < 0 && errno != EINTR) {
                         snprintf(s->reason, sizeof(s->reason), "poll: %s", strerror(errno));
                         return;
@@ -376,6 +429,8 @@ static void serve(struct session *s) {
                         drain(s->k->kick_fd);
                         s->idle = false;
                 }
+                if (p[3].revents)
+                        drain(s->k->done_fd); /* exchange() takes the answers */
                 if ((p[0].revents || s->more) && receive(s) != 0)
                         return;
         }
@@ -395,6 +450,7 @@ void *conn_main(void *userdata) {
                 goto out;
         s.last_received_ms = monotonic_ms();
         serve(&s);
+        session_settle(&s);
         session_finish(&s);
 out:
         /* Before the close: an eviction shuts down only a socket still open. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The last batch of a worker connection whose loop returned: its pending
- * RESULTs recorded, its jobs in flight requeued. */
+/* The last batch of a worker connection whose loop returned: the requests
+ * it queued waited for, its pending RESULTs recorded, its jobs in flight
+ * requeued. */
 #include "session.h"
 
 #include <errno.h>
@@ -17,6 +18,34 @@
 /* Waits ms for a retry, or less when the coordinator stops meanwhile. */
 static void retry_pause(struct session *s, int ms) {
         (void) poll(&(struct pollfd) { .fd = s->c->stop_fd, .events = POLLIN }, 1, ms);
+}
+
+void session_return_results(struct session *s, const struct request_slot *slot, size_t i, bool answered) {
+        for (; i < slot->q.part.n_results; i++) {
+                if (answered && slot->results[i].status == STORE_RECORD_COUNTED)
+                        continue;
+                s->pending_ours[s->n_pending] = slot->ours[i];
+                s->pending[s->n_pending++] = slot->results[i];
+        }
+}
+
+void session_settle(struct session *s) {
+        while (s->n_req) {
+                struct request_slot *slot = &s->req[s->req_first];
+                const struct job_request *q = &slot->q;
+                int r = writer_wait(s->c, &slot->q);
+                s->req_first = (s->req_first + 1) % REQUESTS_MAX;
+                s->n_req--;
+                s->n_queued_results -= (unsigned) q->part.n_results;
+                s->n_queued_claims -= q->claim.want;
+                for (unsigned i = 0; r >= 0 && i < q->claim.got; i++)
+                        s->inflight[s->n_inflight++] = (struct inflight) { q->claims[i].run, q->claims[i].job,
+                                                                           q->claims[i].attempt };
+                for (size_t i = 0; r >= 0 && i < q->part.n_results; i++)
+                        if (slot->results[i].status == STORE_RECORD_COUNTED)
+                                atomic_fetch_add(&s->c->stats.counted, 1);
+                session_return_results(s, slot, 0, r >= 0);
+        }
 }
 
 /* The connection's last batch: RESULTs still pending are recorded and

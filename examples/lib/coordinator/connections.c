@@ -39,8 +39,11 @@ int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bo
         k->since_ms = monotonic_ms();
         snprintf(k->origin, sizeof(k->origin), "%s", origin ? origin : "adopted");
         snprintf(k->source, sizeof(k->source), "%s", source ? source : "");
+        k->done_fd = -1;
         k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (k->kick_fd < 0) {
+        if (k->kick_fd >= 0)
+                k->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (k->kick_fd < 0 || k->done_fd < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -66,6 +69,8 @@ int coordinator_adopt_conn(struct coordinator *c, int fd, const char *origin, bo
 fail:
         if (k->kick_fd >= 0)
                 close(k->kick_fd);
+        if (k->done_fd >= 0)
+                close(k->done_fd);
         close(fd);
         free(k);
         return r;
@@ -74,6 +79,7 @@ fail:
 static void free_conn(struct conn *k) {
         pthread_join(k->thread, NULL);
         close(k->kick_fd);
+        close(k->done_fd);
         free(k);
 }
 

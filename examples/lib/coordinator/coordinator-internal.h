@@ -24,6 +24,7 @@ struct job_request {
         int r;
         bool done;         /* guarded by wlock */
         pthread_cond_t wake; /* done was set: only this request's loop wakes */
+        int notify_fd;     /* -1, or an eventfd the writer writes once done is set */
 };
 
 /* A request to record n_results RESULTs of results, requeue n_requeues
@@ -37,6 +38,7 @@ static inline void job_request_init(struct job_request *q, struct store_result *
                           .n_requeues = n_requeues, .claims = &q->claim, .n_claims = want > 0 },
                 .claim = { .worker = worker, .out = q->claims, .want = want },
                 .wake = PTHREAD_COND_INITIALIZER,
+                .notify_fd = -1,
         };
 }
 
@@ -109,6 +111,7 @@ struct conn {
         int fd;
         bool tls;    /* TCP through TLS: conn_main() does the handshake first */
         int kick_fd; /* eventfd: jobs may have become pending (the writer writes it) */
+        int done_fd; /* eventfd: a request the loop queued is done (the writer writes it) */
         char origin[64];
         char source[48]; /* the budget key of a TLS peer: IPv4 address or IPv6 /64 */
         int64_t since_ms; /* when it was adopted */
@@ -162,6 +165,16 @@ void *writer_main(void *userdata);
  * never started); -ECANCELED when the coordinator is stopping and its time
  * for store work is over. */
 int writer_submit(struct coordinator *c, struct job_request *q);
+/* writer_submit() in two steps, so a loop can go on serving its
+ * connection while the writer applies q: writer_queue() queues it and
+ * returns at once (-ESHUTDOWN, q then done, once the writer quit);
+ * writer_done() says whether the writer completed it (and wrote
+ * q->notify_fd); writer_wait() waits for that and returns as
+ * writer_submit(). A queued request must be waited for with writer_wait()
+ * before its memory (or its notify_fd) goes. */
+int writer_queue(struct coordinator *c, struct job_request *q);
+bool writer_done(struct coordinator *c, struct job_request *q);
+int writer_wait(struct coordinator *c, struct job_request *q);
 
 /* listen.c */
 /* Creates the unix listener at path, mode 0666, in a trusted directory

@@ -24,6 +24,20 @@
  * a peer that keeps replaying is cut off. */
 #define USELESS_RESULTS_MAX (4 * COORDINATOR_WINDOW_MAX)
 
+/* Requests a loop may have queued to the writer at once: while the writer
+ * applies one, the RESULTs that arrive go in the next, so a store
+ * transaction takes the RESULTs of every connection, not only of those
+ * whose last request is done. */
+#define REQUESTS_MAX 2
+
+/* A request queued to the writer, with its own copy of the RESULTs it
+ * records (those arriving meanwhile wait in session.pending). */
+struct request_slot {
+        struct job_request q;
+        struct store_result results[PENDING_MAX];
+        bool ours[PENDING_MAX];
+};
+
 struct inflight {
         uint64_t run;
         uint32_t job;
@@ -43,6 +57,12 @@ struct session {
         struct store_result pending[PENDING_MAX];
         bool pending_ours[PENDING_MAX]; /* the RESULT's job was in our window */
         unsigned n_pending;
+        /* Queued to the writer, oldest first (the writer completes them in
+         * that order): n_queued_results RESULTs, which with n_pending never
+         * exceed PENDING_MAX, and claims of up to n_queued_claims jobs,
+         * which with n_inflight never exceed the window. */
+        struct request_slot req[REQUESTS_MAX];
+        unsigned req_first, n_req, n_queued_results, n_queued_claims;
         uint8_t *out;             /* the ASSIGNs of one claim, encoded */
         size_t out_size;
         unsigned useless; /* RESULTs that changed nothing */
@@ -57,6 +77,16 @@ struct session {
 static inline const char *session_name(const struct session *s) {
         return s->worker[0] ? s->worker : "(no HELLO yet)";
 }
+
+/* The RESULTs of slot, from its i-th on, go back to pending (with
+ * answered, not those the store counted): the next request, or the last
+ * batch, records them (and requeues their jobs). Room is kept for them:
+ * n_pending + n_queued_results <= PENDING_MAX. */
+void session_return_results(struct session *s, const struct request_slot *slot, size_t i, bool answered);
+/* Once the loop returned (conn_end.c): waits for every request it queued,
+ * their claimed jobs joining the window and their RESULTs not counted
+ * going back to pending, for the last batch to requeue and record. */
+void session_settle(struct session *s);
 
 /* The connection's last batch (conn_end.c), once its loop returned. */
 void session_finish(struct session *s);

@@ -2,7 +2,8 @@
 /*
  * The coordinator's only store connection and the one thread that uses
  * it. Connection loops queue requests (RESULTs to record, jobs to requeue,
- * jobs to claim) and wait; each request is a part of a store batch, so
+ * jobs to claim) and wait, or go on serving until the writer writes their
+ * notify_fd (writer_queue()); each request is a part of a store batch, so
  * the queue is the next batch: the writer takes every part queued so far
  * and has the store apply them in one fenced transaction (group commit),
  * which writes each answer into its part, then wakes their loops. While it is idle it adds the jobs of a run still being
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -155,9 +157,14 @@ static bool complete_all(struct coordinator *c, struct store_job_batch *list, in
                         q->claim.got = 0;
                 short_claim |= r >= 0 && q->claim.got < q->claim.want;
                 q->r = r;
+                int notify_fd = q->notify_fd;
                 q->done = true;
-                /* Under wlock: the waiter cannot have seen done and gone. */
+                /* Under wlock: the waiter cannot have seen done and gone
+                 * (nor closed its notify_fd: it waits for every request
+                 * it queued before its connection ends). */
                 pthread_cond_signal(&q->wake);
+                if (notify_fd >= 0)
+                        (void) !write(notify_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
         }
         pthread_mutex_unlock(&c->wlock);
         return short_claim;
@@ -319,21 +326,45 @@ void *writer_main(void *userdata) {
         return NULL;
 }
 
-int writer_submit(struct coordinator *c, struct job_request *q) {
+int writer_queue(struct coordinator *c, struct job_request *q) {
         q->done = false;
         q->part.next = NULL;
         pthread_mutex_lock(&c->wlock);
         if (c->writer_quit) {
+                q->done = true;
+                q->claim.got = 0;
+                q->r = -ESHUTDOWN;
                 pthread_mutex_unlock(&c->wlock);
-                pthread_cond_destroy(&q->wake);
-                return q->r = -ESHUTDOWN;
+                if (q->notify_fd >= 0)
+                        (void) !write(q->notify_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
+                return -ESHUTDOWN;
         }
         *c->queue_tail = &q->part;
         c->queue_tail = &q->part.next;
         pthread_cond_signal(&c->wcond);
+        pthread_mutex_unlock(&c->wlock);
+        return 0;
+}
+
+bool writer_done(struct coordinator *c, struct job_request *q) {
+        bool done;
+
+        pthread_mutex_lock(&c->wlock);
+        done = q->done;
+        pthread_mutex_unlock(&c->wlock);
+        return done;
+}
+
+int writer_wait(struct coordinator *c, struct job_request *q) {
+        pthread_mutex_lock(&c->wlock);
         while (!q->done)
                 pthread_cond_wait(&q->wake, &c->wlock);
         pthread_mutex_unlock(&c->wlock);
         pthread_cond_destroy(&q->wake);
         return q->r;
+}
+
+int writer_submit(struct coordinator *c, struct job_request *q) {
+        (void) writer_queue(c, q);
+        return writer_wait(c, q);
 }
