@@ -96,25 +96,40 @@ static void observer_join(struct observer *o, const char *what) {
                       o->gate_closed ? "closed" : "open all along", o->stalled ? "stalled" : "moving");
 }
 
-static void a_store_call_past_the_gate_threshold_keeps_it_open(void **state) {
-        struct store_wait_hook hook;
-        struct observer o;
+/* A store whose waits run the cluster's hook, and the handle it pets. */
+struct hooked_store {
         struct temp_store t;
         struct store *s;
-        uint64_t gen, t0, took;
         sdlive *d;
+        struct store_wait_hook hook;
+};
+
+static void hooked_store_open(struct hooked_store *h) {
+        temp_store_create(&h->t);
+        h->s = temp_store_open(&h->t);
+        h->d = test_handle_petting(PET, NULL);
+        h->hook = health_gate_store_hook(h->d);
+        assert_int_equal(store_set_wait_hook(h->s, &h->hook), 0);
+}
+
+static void hooked_store_close(struct hooked_store *h) {
+        sdlive_free(h->d);
+        store_close(h->s);
+        temp_store_remove(&h->t);
+}
+
+static void a_store_call_past_the_gate_threshold_keeps_it_open(void **state) {
+        struct hooked_store h;
+        struct observer o;
+        uint64_t gen, t0, took;
         int r;
 
         (void) state;
-        temp_store_create(&t);
-        s = temp_store_open(&t);
-        d = test_handle_petting(PET, NULL);
-        hook = health_gate_store_hook(d);
-        assert_int_equal(store_set_wait_hook(s, &hook), 0);
-        assert_int_equal(store_set_lock_timeout(s, LOCK_TIMEOUT), 0);
-        observer_start(&o, d, t.path, LOCK_TIMEOUT + 200 * MSEC);
+        hooked_store_open(&h);
+        assert_int_equal(store_set_lock_timeout(h.s, LOCK_TIMEOUT), 0);
+        observer_start(&o, h.d, h.t.path, LOCK_TIMEOUT + 200 * MSEC);
         t0 = monotonic_usec();
-        r = store_lease_acquire(s, "cluster", "a", 60 * SDLIVE_USEC_PER_SEC, &gen);
+        r = store_lease_acquire(h.s, "cluster", "a", 60 * SDLIVE_USEC_PER_SEC, &gen);
         took = monotonic_usec() - t0;
         observer_join(&o, "a store call behind a lock");
         print_message("the call returned %d after %llu ms\n", r, (unsigned long long) (took / 1000));
@@ -126,33 +141,22 @@ static void a_store_call_past_the_gate_threshold_keeps_it_open(void **state) {
         /* ...petting all along: the gate never closed. */
         assert_false(o.gate_closed);
         assert_true(o.max_pet_age < STALE / 2);
-        sdlive_free(d);
-        store_close(s);
-        temp_store_remove(&t);
+        hooked_store_close(&h);
 }
 
 static void a_loop_stopped_outside_a_store_call_closes_the_gate(void **state) {
-        struct store_wait_hook hook;
+        struct hooked_store h;
         struct observer o;
-        struct temp_store t;
-        struct store *s;
-        sdlive *d;
 
         (void) state;
-        temp_store_create(&t);
-        s = temp_store_open(&t);
-        d = test_handle_petting(PET, NULL);
-        hook = health_gate_store_hook(d);
-        assert_int_equal(store_set_wait_hook(s, &hook), 0);
+        hooked_store_open(&h);
         /* The hook is set, but the loop is stuck elsewhere: nothing pets. */
-        observer_start(&o, d, NULL, 4 * STALE);
+        observer_start(&o, h.d, NULL, 4 * STALE);
         test_sleep_usec(4 * STALE);
         observer_join(&o, "a loop stopped outside the store");
         assert_true(o.gate_closed);
         assert_true(o.max_pet_age > STALE);
-        sdlive_free(d);
-        store_close(s);
-        temp_store_remove(&t);
+        hooked_store_close(&h);
 }
 
 static void an_election_attempt_behind_a_lock_is_progress(void **state) {
