@@ -228,6 +228,67 @@ static void test_single_server(void **unused) {
         store_close(s);
 }
 
+/* Names a synchronous standby that is down: from then on every commit
+ * that waits for a standby waits until it comes back. */
+static void name_absent_standby(const char *names) {
+        char sql[256];
+
+        snprintf(sql, sizeof sql, "ALTER SYSTEM SET synchronous_standby_names = '%s'", names);
+        admin(sql);
+        admin("SELECT pg_reload_conf()");
+        snprintf(sql, sizeof sql, "SELECT (current_setting('synchronous_standby_names') = '%s')::int", names);
+        for (int i = 0; i < 200 && admin_int(sql) != 1; i++)
+                sleep_ms(25);
+        assert_int_equal(admin_int(sql), 1);
+}
+
+/* A renewal grants nothing a failover could hand out twice: it commits on
+ * the primary without waiting for the synchronous standby, so a standby
+ * that lags or is gone never ends a healthy term. */
+static void test_renewal_waits_for_no_standby(void **unused) {
+        struct store *s;
+        uint64_t gen = 0;
+
+        (void) unused;
+        name_absent_standby("");
+        s = open_store(NULL);
+        assert_int_equal(acquire(s, "renewed", &gen), 0);
+        name_absent_standby("standby1");
+        assert_int_equal(store_set_lock_timeout(s, 200000), 0);
+        if (store_lease_refresh(s, "renewed", "m1", gen, LEASE_USEC) != 0)
+                fail_msg("a renewal waited for the absent synchronous standby: %s", store_errmsg(s));
+        store_close(s);
+}
+
+/* Sessions of ours the server keeps waiting for the synchronous standby. */
+static long long waiting_for_standby(void) {
+        return admin_int("SELECT count(*) FROM pg_stat_activity"
+                         " WHERE application_name = 'sdlive' AND wait_event = 'SyncRep'");
+}
+
+/* A commit the client gave up on does not go on waiting on the server:
+ * waiting for the synchronous standby it would keep its row locks (here
+ * the lease row's, refusing every acquisition) however long the standby
+ * stays away. Dropping the connection cancels it. */
+static void test_abandoned_commit_cancelled(void **unused) {
+        struct store *s;
+        uint64_t gen = 0;
+        long long waiting = -1;
+
+        (void) unused;
+        name_absent_standby("standby1");
+        s = open_store(NULL);
+        assert_int_equal(store_set_lock_timeout(s, 100000), 0);
+        assert_true(acquire(s, "abandoned", &gen) < 0); /* its commit waits for standby1 */
+        for (int i = 0; i < 120 && (waiting = waiting_for_standby()) != 0; i++)
+                sleep_ms(25);
+        if (waiting != 0)
+                fail_msg("%lld abandoned commit(s) still waiting for the standby 3 s after the client gave up",
+                         waiting);
+        store_close(s);
+        name_absent_standby("");
+}
+
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_async_standby_refused),
@@ -237,6 +298,8 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_states_hidden),
                 cmocka_unit_test(test_turned_async_during_term),
                 cmocka_unit_test(test_single_server),
+                cmocka_unit_test(test_renewal_waits_for_no_standby),
+                cmocka_unit_test(test_abandoned_commit_cancelled),
         };
 
         if (argc != 3) {

@@ -83,8 +83,14 @@ PGresult *pg_pipeline_next(struct store_pg *p, uint64_t deadline, const char *wh
  * (the connection left to the caller). */
 int pg_pipeline_end(struct store_pg *p, uint64_t deadline, const char *what);
 
-/* Drops the connection (and what was prepared on it). */
+/* Drops the connection (and what was prepared on it); a statement still
+ * running on it is cancelled on the server (pg_cancel_abandoned()). */
 void pg_disconnect(struct store_pg *p);
+/* Asks the server, from a thread of its own, to cancel the statement
+ * conn is still waiting for, if any: a commit waiting for the synchronous
+ * standby would otherwise keep its row locks after the connection is
+ * closed. Never blocks; at most a few requests in flight per process. */
+void pg_cancel_abandoned(PGconn *conn);
 /* Records "what: libpq's message" on the handle, one line; returns r. */
 int pg_fail_conn(struct store_pg *p, int r, const char *what);
 /* Waits until libpq holds the next result of what was sent, at most

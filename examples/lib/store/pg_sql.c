@@ -69,8 +69,14 @@ const struct store_sql pg_sql[STMT_N] = {
                                  " RETURNING generation",
                                  "tti" },
         /* In the incarnation the handle is bound to, checked in the same
-         * round trip: on a slow network a refresh is one round trip. */
+         * round trip: on a slow network a refresh is one round trip.
+         * Committed on the primary alone (synchronous_commit = local for
+         * this transaction): a renewal grants no generation and records
+         * no outcome, so it need not wait for the synchronous standby,
+         * and waiting made a lagging standby end healthy terms. What a
+         * failover can lose of it is bounded in docs/store.md. */
         [STMT_LEASE_REFRESH] = { "UPDATE leases SET expires = clock_timestamp() + $4 * interval '1 microsecond'"
+                                 " FROM (SELECT set_config('synchronous_commit', 'local', true)) AS commit_locally"
                                  " WHERE name = $1 AND holder = $2 AND generation = $3"
                                  " AND expires > clock_timestamp()"
                                  " AND EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id' AND value = $5)",
