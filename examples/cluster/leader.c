@@ -37,6 +37,7 @@ struct leader_loop {
         int epfd;
         uint64_t next_stall_check_usec;
         size_t starting; /* the service whose start() runs: owner of new watches */
+        int64_t blobs_resume; /* where an aborted pass left the blobs (maintenance.h) */
         struct service_state state[LEADER_SERVICES_MAX];
 };
 
@@ -195,8 +196,9 @@ static int dispatch(const struct leader_term *t, struct leader_loop *loop) {
         return 0;
 }
 
-/* Runs one pass; returns LEADER_* to end the term, or -1 to go on. */
-static int run_pass(const struct leader_term *t, uint64_t number) {
+/* Runs one pass; returns LEADER_* to end the term, or -1 to go on. A pass
+ * after an aborted one goes on among the blobs where that one stopped. */
+static int run_pass(const struct leader_term *t, struct leader_loop *loop, uint64_t number) {
         char took[DURATION_FORMAT_MAX], next[DURATION_FORMAT_MAX];
         struct maintenance m = {
                 .store = t->store,
@@ -206,6 +208,7 @@ static int run_pass(const struct leader_term *t, uint64_t number) {
                 .userdata = t->lease,
                 .max_rate = t->maintenance_rate,
                 .wedge = t->wedge,
+                .blobs_resume = &loop->blobs_resume,
         };
         struct maintenance_stats st;
         int r;
@@ -269,7 +272,7 @@ static int lead(const struct leader_term *t, struct leader_loop *loop) {
                 }
                 next_start = min_u64(next_start, loop->next_stall_check_usec);
                 if (now >= next_pass) {
-                        r = run_pass(t, ++passes);
+                        r = run_pass(t, loop, ++passes);
                         if (r >= 0)
                                 return r;
                         report_services_down(t, loop);

@@ -178,8 +178,9 @@ static int loop_end(struct pass *p, enum item_kind kind, int n) {
 }
 
 static int blobs_loop(struct pass *p) {
+        int64_t *resume = p->m->blobs_resume;
         struct store_blob *batch = p->page;
-        int64_t after = 0;
+        int64_t after = resume ? *resume : 0;
         int n, r;
 
         while ((n = store_blobs_list(p->m->store, after, batch, BATCH)) > 0) {
@@ -187,15 +188,22 @@ static int blobs_loop(struct pass *p) {
                         if ((r = item_begin(p, ITEM_BLOB)) != 0)
                                 return r;
                         after = batch[i].id;
-                        if (batch[i].deleted || batch[i].refcount > 0)
-                                continue;
-                        r = queue_write(p, ITEM_BLOB, (struct store_inventory_write) {
-                                                              .op = STORE_BLOB_MARK_DELETED, .id = batch[i].id });
-                        if (r != 0)
-                                return r;
+                        if (!batch[i].deleted && batch[i].refcount == 0) {
+                                r = queue_write(p, ITEM_BLOB, (struct store_inventory_write) {
+                                                                      .op = STORE_BLOB_MARK_DELETED,
+                                                                      .id = batch[i].id });
+                                if (r != 0)
+                                        return r;
+                        }
+                        /* Nothing pending: every blob up to this one is done. */
+                        if (resume && p->n_pending == 0)
+                                *resume = after;
                 }
         }
-        return loop_end(p, ITEM_BLOB, n);
+        r = loop_end(p, ITEM_BLOB, n);
+        if (resume && r == 0)
+                *resume = 0;
+        return r;
 }
 
 /* Versions come newest first within a name: everything after the first

@@ -50,6 +50,14 @@ struct maintenance {
          * that each do what an item does (wedge, pet, stop, lease loss). */
         uint64_t max_rate;
         const fault_switch *wedge;   /* may be NULL */
+        /* Where a pass that ended early (store unavailable) left the
+         * blobs, kept by the caller from one pass to the next (NULL: every
+         * pass from the first blob). In: the id to list after. Out: an id
+         * up to which every blob was examined and its write committed, or
+         * 0 once the blobs were all done. Over a slow link each page of
+         * the listing costs seconds, and walking what the aborted pass had
+         * done again cost a term its writes for as long. */
+        int64_t *blobs_resume;
 };
 
 struct maintenance_stats {

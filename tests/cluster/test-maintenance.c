@@ -30,11 +30,19 @@ typedef struct fixture {
         struct store_fence fence;
         /* lease_lost callback: reports loss from the lose_after-th call on. */
         uint64_t calls, lose_after;
+        /* and takes the store's write lock on another connection at call
+         * lock_at (0: never), making the store unavailable to the pass. */
+        uint64_t lock_at;
+        sqlite3 *locker;
 } fixture;
 
 static bool lost_after(void *userdata) {
         fixture *f = userdata;
 
+        if (f->lock_at && f->calls + 1 == f->lock_at) {
+                assert_int_equal(sqlite3_open(f->t.path, &f->locker), SQLITE_OK);
+                assert_int_equal(sqlite3_exec(f->locker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+        }
         return ++f->calls > f->lose_after;
 }
 
@@ -301,6 +309,39 @@ static void slow_write_makes_the_next_list_longer(void **state) {
         assert_int_equal(deleted_blobs(f), BLOBS / 3);
 }
 
+/* A pass the store failed in the middle of (its write lock held by
+ * another client past every retry) is aborted; the next pass goes on among
+ * the blobs from the last point at which everything before was written,
+ * and the pass after a complete one starts from the first blob again. */
+static void aborted_pass_resumes_where_it_stopped(void **state) {
+        fixture *f = *state;
+        struct maintenance m = config(f);
+        struct maintenance_stats st1, st2, st3;
+        int64_t resume = 0, resumed_at;
+
+        m.blobs_resume = &resume;
+        assert_int_equal(store_set_lock_timeout(f->s, 20 * SDLIVE_USEC_PER_MSEC), 0);
+        f->lock_at = 600;
+        assert_true(maintenance_pass(&m, &st1) < 0);
+        assert_int_equal(sqlite3_exec(f->locker, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(f->locker);
+        f->lock_at = 0;
+        /* Three lists of 64 went in before the lock; the fourth did not. */
+        assert_int_equal(st1.blobs_deleted, 3 * 64);
+        resumed_at = resume;
+        assert_true(resumed_at > 0 && resumed_at < 600);
+
+        assert_int_equal(maintenance_pass(&m, &st2), MAINTENANCE_DONE);
+        assert_int_equal(st2.items, (uint64_t) (BLOBS - resumed_at) + ARTIFACT_ROWS + NODES);
+        assert_int_equal(st1.blobs_deleted + st2.blobs_deleted, BLOBS / 3);
+        assert_int_equal(deleted_blobs(f), BLOBS / 3);
+        assert_int_equal(resume, 0);
+
+        /* Every blob again; the 70 pruned artifact versions are gone. */
+        assert_int_equal(maintenance_pass(&m, &st3), MAINTENANCE_DONE);
+        assert_int_equal(st3.items, BLOBS + (ARTIFACT_ROWS - 70) + NODES);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(full_pass_changes_what_it_should, setup, teardown),
@@ -312,6 +353,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(lease_loss_is_noticed_while_pacing, setup, teardown),
                 cmocka_unit_test(list_size_follows_slow_writes),
                 cmocka_unit_test_setup_teardown(slow_write_makes_the_next_list_longer, setup, teardown),
+                cmocka_unit_test_setup_teardown(aborted_pass_resumes_where_it_stopped, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
