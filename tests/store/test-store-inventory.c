@@ -179,6 +179,40 @@ static void test_list_nothing_committed_past_deadline(void **state) {
         assert_int_equal(log_rows(), 4);
 }
 
+/* The wait hook as a slow client: each call sleeps, so the server waits
+ * that long for the transaction's next statement after every answer. */
+static void slow_client(void *userdata) {
+        struct timespec ts = { 0, 300 * 1000 * 1000 };
+
+        (void) userdata;
+        nanosleep(&ts, NULL);
+}
+
+/* A client slower between its statements than its lock timeout (a
+ * 400 ms round trip against 100 ms here) still commits while it may act:
+ * the server waits for a fenced transaction's next statement until the
+ * writer's deadline for acting, not only the lock timeout that bounds an
+ * abandoned session. Both the list and a single fenced write. */
+static void test_slow_client_commits_in_time(void **state) {
+        struct store_inventory_write w[] = { blob(3), blob(6) };
+        struct store_wait_hook hook = { .fn = slow_client, .interval_usec = MSEC };
+        struct store_fence f = lead("leader");
+
+        (void) state;
+        assert_int_equal(store_seed_inventory(s, 9, 0, 0), 0);
+        f.act_until_usec = &act_until;
+        atomic_store(&act_until, now_usec() + 60 * SEC);
+        assert_int_equal(store_inventory_write(s, &f, w, 1), 1); /* connected, statements prepared */
+        assert_int_equal(store_set_lock_timeout(s, 100 * MSEC), 0);
+        assert_int_equal(store_set_wait_hook(s, &hook), 0);
+        if (store_inventory_write(s, &f, w + 1, 1) != 1)
+                fail_msg("a slow client's list was not committed: %s", store_errmsg(s));
+        if (store_blob_mark_deleted(s, &f, 9) != 1)
+                fail_msg("a slow client's fenced write was not committed: %s", store_errmsg(s));
+        assert_int_equal(store_set_wait_hook(s, NULL), 0);
+        assert_inventory(3, 0, 0);
+}
+
 /* At most STORE_INVENTORY_WRITES_MAX items; bad items are refused before
  * anything is sent; a full list is one transaction (PostgreSQL: two round
  * trips once its statements are prepared). */
@@ -225,6 +259,7 @@ int main(int argc, char **argv) {
                 STORE_TEST(test_list_fenced_out_as_a_whole),
                 STORE_TEST(test_list_nothing_committed_past_deadline),
                 STORE_TEST(test_list_bound_and_bad_items),
+                STORE_TEST(test_slow_client_commits_in_time),
         };
         return STORE_TEST_MAIN("store-inventory", tests);
 }

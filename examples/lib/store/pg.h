@@ -79,6 +79,11 @@ int pg_send_prepared(struct store_pg *p, const struct pg_statements *set, int wh
 /* The next result of the pipeline, waiting at most until deadline. NULL
  * with *err = 0 is the end of one statement's results. */
 PGresult *pg_pipeline_next(struct store_pg *p, uint64_t deadline, const char *what, int *err);
+/* Queues BEGIN and, in the same pipeline, how long the server waits for
+ * this transaction's next statement: until the deadline for acting of the
+ * fenced call in progress, at least the lock timeout. Two results follow,
+ * BEGIN's and the setting's. In pipeline mode; 0 or < 0. */
+int pg_send_begin(struct store_pg *p);
 /* Waits for the pipeline's sync point and leaves pipeline mode: 0 or < 0
  * (the connection left to the caller). */
 int pg_pipeline_end(struct store_pg *p, uint64_t deadline, const char *what);

@@ -259,8 +259,9 @@ static void read_claim(const PGresult *res, struct store_claim_request *c) {
         }
 }
 
-/* Sends the whole batch as one pipeline (BEGIN, the fence, the RESULTs,
- * the requeues, the claims) and reads what each statement did. */
+/* Sends the whole batch as one pipeline (BEGIN and its idle timeout, the
+ * fence, the RESULTs, the requeues, the claims) and reads what each
+ * statement did. */
 static int batch_round(struct store_pg *p, const struct store_fence *f, struct store_job_batch *list,
                        struct batch_text *t, uint64_t deadline) {
         PGresult *res;
@@ -269,8 +270,7 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
 
         if (!PQenterPipelineMode(p->conn))
                 return pg_fail_conn(p, -EPROTO, "enter pipeline mode");
-        if (!PQsendQueryParams(p->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
-                r = pg_fail_conn(p, -ECONNRESET, "begin transaction");
+        r = pg_send_begin(p);
         if (r >= 0)
                 r = pg_send_prepared(p, &pg_batch_statements, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen,
                                                                   store_fence_identity(&p->base, f),
@@ -308,6 +308,7 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                         return first;                              \
         } while (0)
         TAKE("begin transaction", (void) 0);
+        TAKE("begin transaction", (void) 0); /* its idle timeout */
         r = pipe_take(p, deadline, "check lease", true, &res);
         PQclear(res);
         if (!p->conn)

@@ -105,6 +105,15 @@ static uint64_t answer_deadline(const struct store_pg *p) {
         return until < deadline ? until : deadline;
 }
 
+/* A wait cut at the deadline for acting is -ESTALE, not a slow store; the
+ * caller drops the connection, which rolls back what it had begun. */
+static int cut_at_act_deadline(struct store_pg *p, int err, const char *what) {
+        if (err == -ETIMEDOUT && p->base.act_until && monotonic_usec() >= atomic_load(p->base.act_until))
+                return store_fail(&p->base, -ESTALE, "%s: the leader's time to act ran out before the"
+                                  " store answered", what);
+        return err;
+}
+
 uint64_t pg_round_trips(const struct store *s) {
         return ((const struct store_pg *) s)->round_trips;
 }
@@ -115,12 +124,7 @@ PGresult *pg_await_result(struct store_pg *p, const char *what, int *err) {
 
         p->round_trips++;
         for (;;) {
-                *err = pg_wait_answer(p, deadline, what);
-                if (*err == -ETIMEDOUT && p->base.act_until && monotonic_usec() >= atomic_load(p->base.act_until))
-                        /* Cut at the deadline for acting: the connection is
-                         * dropped, which rolls back what it had begun. */
-                        *err = store_fail(&p->base, -ESTALE, "%s: the leader's time to act ran out before the"
-                                          " store answered", what);
+                *err = cut_at_act_deadline(p, pg_wait_answer(p, deadline, what), what);
                 if (*err < 0) {
                         PQclear(keep);
                         pg_disconnect(p);
@@ -277,9 +281,48 @@ bool pg_bool_value(const PGresult *res, int row, int col) {
         return PQgetvalue(res, row, col)[0] == 't';
 }
 
+/* BEGIN and the transaction's idle timeout (pg_send_begin()) in one
+ * round trip. */
 int pg_begin(struct store *s) {
-        int r = pg_exec_text(to_pg(s), "begin transaction", "BEGIN", NULL);
-        return r < 0 ? r : 0;
+        struct store_pg *p = to_pg(s);
+        uint64_t deadline = answer_deadline(p);
+        int r = 0, st;
+
+        if (!p->conn)
+                return store_fail(&p->base, -ENOTCONN, "begin transaction: not connected to the store");
+        if (!PQenterPipelineMode(p->conn))
+                return pg_fail_conn(p, -EPROTO, "enter pipeline mode");
+        p->round_trips++;
+        if ((r = pg_send_begin(p)) < 0 || !PQpipelineSync(p->conn)) {
+                r = r < 0 ? r : pg_fail_conn(p, -ECONNRESET, "begin transaction");
+                pg_disconnect(p);
+                return r;
+        }
+        for (int i = 0; i < 2; i++) {
+                PGresult *res = pg_pipeline_next(p, deadline, "begin transaction", &r), *end;
+
+                if (!res) {
+                        r = r < 0 ? cut_at_act_deadline(p, r, "begin transaction")
+                                  : pg_fail_conn(p, -ECONNRESET, "begin transaction");
+                        pg_disconnect(p);
+                        return r;
+                }
+                st = pg_check_result(p, res, "begin transaction");
+                PQclear(res);
+                end = pg_pipeline_next(p, deadline, "begin transaction", &r); /* the NULL after it */
+                PQclear(end);
+                if (r < 0 || st < 0) {
+                        r = r < 0 ? cut_at_act_deadline(p, r, "begin transaction") : st;
+                        pg_disconnect(p);
+                        return r;
+                }
+        }
+        if ((r = pg_pipeline_end(p, deadline, "begin transaction")) < 0) {
+                r = cut_at_act_deadline(p, r, "begin transaction");
+                pg_disconnect(p);
+                return r;
+        }
+        return 0;
 }
 
 int pg_commit(struct store *s) {

@@ -116,7 +116,8 @@ broken:
         return r;
 }
 
-/* BEGIN, the fence and the writes as one pipeline: res[0..2] their results. */
+/* BEGIN, its idle timeout, the fence and the writes as one pipeline:
+ * res[0..3] their results. */
 static int send_list(struct store_pg *p, const struct store_fence *f, char *const *text, uint64_t deadline,
                      PGresult **res) {
         char gen[24];
@@ -125,8 +126,7 @@ static int send_list(struct store_pg *p, const struct store_fence *f, char *cons
         snprintf(gen, sizeof gen, "%llu", (unsigned long long) f->generation);
         if (!PQenterPipelineMode(p->conn))
                 return pg_fail_conn(p, -EPROTO, "enter pipeline mode");
-        if (!PQsendQueryParams(p->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
-                r = pg_fail_conn(p, -ECONNRESET, "begin transaction");
+        r = pg_send_begin(p);
         if (r >= 0)
                 r = pg_send_prepared(p, &pg_inventory_statements, IQ_FENCE, (const char *const[]) { f->lease, f->holder, gen,
                                                                        store_fence_identity(&p->base, f),
@@ -142,7 +142,7 @@ static int send_list(struct store_pg *p, const struct store_fence *f, char *cons
                 return r;
         }
         p->round_trips++;
-        return read_pipeline(p, deadline, res, 3);
+        return read_pipeline(p, deadline, res, 4);
 }
 
 /* The fence's verdict: division by zero is a fence that does not hold
@@ -187,7 +187,7 @@ int pg_inventory_write(struct store *s, const struct store_fence *f, struct stor
                        const char *const *what) {
         struct store_pg *p = to_pg(s);
         char *text[L_N] = { NULL };
-        PGresult *res[3] = { NULL };
+        PGresult *res[4] = { NULL };
         int r, changed = 0;
         bool refused = false;
 
@@ -204,14 +204,16 @@ int pg_inventory_write(struct store *s, const struct store_fence *f, struct stor
                               res);
         if (r >= 0)
                 r = pg_check_result(p, res[0], "begin transaction");
+        if (r >= 0)
+                r = pg_check_result(p, res[1], "begin transaction");
         if (r >= 0) {
-                r = fence_verdict(p, res[1]);
+                r = fence_verdict(p, res[2]);
                 refused = r == -ESTALE;
         }
         if (r >= 0)
-                r = pg_check_result(p, res[2], "inventory writes");
+                r = pg_check_result(p, res[3], "inventory writes");
         if (r >= 0)
-                changed = read_changed(res[2], w, n);
+                changed = read_changed(res[3], w, n);
         if (r >= 0)
                 r = store_fence_in_time(s, f);
         if (r >= 0)
@@ -222,7 +224,7 @@ int pg_inventory_write(struct store *s, const struct store_fence *f, struct stor
                 r = fence_refused(s, f);
         if (r == -ETIMEDOUT && store_fence_in_time(s, f) < 0)
                 r = -ESTALE; /* the wait was cut at the deadline for acting */
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
                 PQclear(res[k]);
         for (int k = 0; k < L_N; k++)
                 free(text[k]);

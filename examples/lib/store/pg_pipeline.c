@@ -7,7 +7,10 @@
 #include "pg.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
+
+#include "monotonic.h"
 
 static void statement_name(char name[16], const struct pg_statements *set, int which) {
         snprintf(name, 16, "%s%d", set->prefix, which);
@@ -71,5 +74,37 @@ int pg_pipeline_end(struct store_pg *p, uint64_t deadline, const char *what) {
         }
         if (!PQexitPipelineMode(p->conn))
                 return pg_fail_conn(p, -EPROTO, "leave pipeline mode");
+        return 0;
+}
+
+/* The server ends a session left idle inside a transaction after the
+ * session's idle_in_transaction_session_timeout, the lock timeout: a
+ * paused or cut-off leader's transaction, holding FOR KEY SHARE on the
+ * lease row, must not hold up a standby's acquisition. A live client's
+ * transaction has a round trip between its statements, and on a slow
+ * link one round trip plus a retransmission outlasts a short lock timeout
+ * (400 ms round trips with 5 % loss against 500 ms): the server ended
+ * transactions that were about to commit. So a fenced transaction waits
+ * for its next statement as long as its writer may still act, which ends
+ * before the lease can expire on the store's clock, and never less than
+ * the lock timeout. A deadline more than an hour off (a writer without
+ * a lease's deadline) counts as an hour. */
+#define PG_IDLE_IN_TRANSACTION_MAX_USEC (UINT64_C(3600) * 1000000)
+
+int pg_send_begin(struct store_pg *p) {
+        uint64_t idle = p->lock_timeout_usec, now = monotonic_usec();
+        uint64_t until = p->base.act_until ? atomic_load(p->base.act_until) : 0;
+        char ms[24];
+        const char *values[] = { ms };
+
+        if (until > now && until - now > idle)
+                idle = until - now;
+        if (idle > PG_IDLE_IN_TRANSACTION_MAX_USEC) /* a deadline far off, or none */
+                idle = PG_IDLE_IN_TRANSACTION_MAX_USEC;
+        snprintf(ms, sizeof ms, "%llu", (unsigned long long) ((idle + 999) / 1000));
+        if (!PQsendQueryParams(p->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) ||
+            !PQsendQueryParams(p->conn, "SELECT set_config('idle_in_transaction_session_timeout', $1, true)", 1,
+                               NULL, values, NULL, NULL, 0))
+                return pg_fail_conn(p, -ECONNRESET, "begin transaction");
         return 0;
 }
