@@ -59,9 +59,15 @@ class Server:
             "max_wal_senders = 5",
             "hot_standby = on",
             "wal_keep_size = '256MB'",
-            # A replica that stops answering is noticed, not waited on forever.
-            "wal_sender_timeout = '5s'",
-            "wal_receiver_timeout = '5s'",
+            # PostgreSQL's defaults, said aloud: a replica that stops
+            # answering is noticed within a minute. Shorter ones (5 s here
+            # once) livelock a lossy link: a receiver that times out
+            # restarts from the start of its WAL segment, and with 400 ms
+            # round trips and 5 % loss that resend outlasted 5 s every time,
+            # so the synchronous standby never caught up again and every
+            # commit waited for it (docs/store.md, "Replication").
+            "wal_sender_timeout = '60s'",
+            "wal_receiver_timeout = '60s'",
             "synchronous_standby_names = '%s'" % (STANDBY_NAME if sync else ""),
             "fsync = off",
             "full_page_writes = off",

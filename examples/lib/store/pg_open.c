@@ -138,7 +138,8 @@ static int create_schema(struct store_pg *p) {
  * transaction. A session whose process was stopped mid-transaction (a
  * paused leader holding FOR KEY SHARE on the lease row) is ended after that
  * long, its locks released, so a standby's acquisition is never held up
- * longer than it would wait for a lock anyway. */
+ * longer than it would wait for a lock anyway. A fenced transaction sets
+ * its own, longer, with its BEGIN (pg_send_begin()). */
 static int apply_lock_timeout(struct store_pg *p) {
         char ms[24];
         int r;
