@@ -141,8 +141,9 @@ def member(run, name, cfg, time_offset_s=0):
             "--coordinator-tls-cert", "%s/%s.pem" % (pki, name), "--coordinator-tls-key",
             "%s/%s.key" % (pki, name), "--coordinator-tls-ca", pki + "/ca.pem",
             "--job-run", str(cfg.jobs), "--job-payload", "spin %d" % cfg.job_usec]
-    if not cfg.shipped_defaults:  # scaled: workers reaped within a second
-        argv += ["--worker-timeout", "1s", "--worker-heartbeat", "300ms"]
+    if not cfg.shipped_defaults:  # scaled: workers reaped within cfg.peer_timeout_ms
+        argv += ["--worker-timeout", "%dms" % cfg.peer_timeout_ms,
+                 "--worker-heartbeat", "%dms" % (cfg.peer_timeout_ms * 3 // 10)]
     if cfg.seed_inventory and name == run.members_order[0]:
         argv += ["--seed-inventory", str(cfg.seed_inventory)]
     env = {"WATCHDOG_USEC": str(cfg.watchdog_ms * 1000)} if cfg.watchdog_ms else {}
@@ -157,7 +158,8 @@ def worker(run, name, cfg):
     argv += ["--identity", name, "--tls-cert", "%s/%s.pem" % (pki, name), "--tls-key",
              "%s/%s.key" % (pki, name), "--tls-ca", pki + "/ca.pem"]
     if not cfg.shipped_defaults:
-        argv += ["--coordinator-timeout", "1s", "--heartbeat", "300ms", "--reconnect-max", "300ms"]
+        argv += ["--coordinator-timeout", "%dms" % cfg.peer_timeout_ms,
+                 "--heartbeat", "%dms" % (cfg.peer_timeout_ms * 3 // 10), "--reconnect-max", "300ms"]
     return Proc(run, name, name, argv)
 
 

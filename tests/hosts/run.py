@@ -55,6 +55,10 @@ class Config:
     cut_s = 0  # leader-cut-store: 0 = drawn from the seed
     gap_leases = (0.5, 1.5)  # quiet between nemeses after the recovery, in leases
     shipped_defaults = False  # the daemons' own lease, poll and peer timeouts instead
+    # Scaled peer timeouts (worker and coordinator): a second reaps a cut
+    # worker quickly. A latency run uses a lease instead: with 400 ms round
+    # trips and 5 % loss, one retransmission alone outlasts a second.
+    peer_timeout_ms = 1000
 
     def use_shipped_defaults(self):
         """The times a user gets without options: lease 15 s, election
@@ -279,6 +283,8 @@ def main():
     cfg.cut_s = args.cut_seconds
     cfg.jobs = args.jobs
     cfg.latency_on = args.latency_on
+    if args.latency_run:
+        cfg.peer_timeout_ms = cfg.lease_ms
     if args.shipped_defaults:
         cfg.use_shipped_defaults()
     if args.seed is None and os.environ.get("SDLIVE_HOSTS_SEED"):
