@@ -88,14 +88,12 @@ int pg_send_begin(struct store_pg *p);
  * (the connection left to the caller). */
 int pg_pipeline_end(struct store_pg *p, uint64_t deadline, const char *what);
 
-/* Drops the connection (and what was prepared on it); a statement still
- * running on it is cancelled on the server (pg_cancel_abandoned()). */
+/* Drops the connection (and what was prepared on it). A statement still
+ * running on the server is left to it, never cancelled: a commit waiting
+ * for the synchronous standby, cancelled, would become visible on the
+ * primary alone, and a failover would then forget what others had seen
+ * (docs/store.md, "A statement given up on is not cancelled"). */
 void pg_disconnect(struct store_pg *p);
-/* Asks the server, from a thread of its own, to cancel the statement
- * conn is still waiting for, if any: a commit waiting for the synchronous
- * standby would otherwise keep its row locks after the connection is
- * closed. Never blocks; at most a few requests in flight per process. */
-void pg_cancel_abandoned(PGconn *conn);
 /* Records "what: libpq's message" on the handle, one line; returns r. */
 int pg_fail_conn(struct store_pg *p, int r, const char *what);
 /* Waits until libpq holds the next result of what was sent, at most

@@ -21,7 +21,6 @@
 
 void pg_disconnect(struct store_pg *p) {
         p->job_prepared = 0;
-        pg_cancel_abandoned(p->conn);
         PQfinish(p->conn);
         p->conn = NULL;
 }
