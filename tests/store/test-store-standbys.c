@@ -80,18 +80,34 @@ static long long admin_int(const char *sql) {
         return int_as(NULL, sql);
 }
 
+/* Polls sql (a count) until it is 1, 5 s at most; fails the test otherwise. */
+static void await_one(const char *sql) {
+        for (int i = 0; i < 200 && admin_int(sql) != 1; i++)
+                sleep_ms(25);
+        assert_int_equal(admin_int(sql), 1);
+}
+
 /* Sets synchronous_standby_names on the primary and waits until the
- * standby's state there is `want` ('sync' or 'async'). */
-static void set_standby_names(const char *names, const char *want) {
+ * server uses it. With a standby that is down, every commit that waits
+ * for one then waits until it comes back. */
+static void name_absent_standby(const char *names) {
         char sql[256];
 
         snprintf(sql, sizeof sql, "ALTER SYSTEM SET synchronous_standby_names = '%s'", names);
         admin(sql);
         admin("SELECT pg_reload_conf()");
+        snprintf(sql, sizeof sql, "SELECT (current_setting('synchronous_standby_names') = '%s')::int", names);
+        await_one(sql);
+}
+
+/* The same, and waits until the standby's state there is `want`
+ * ('sync' or 'async'). */
+static void set_standby_names(const char *names, const char *want) {
+        char sql[256];
+
+        name_absent_standby(names);
         snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = '%s'", want);
-        for (int i = 0; i < 200 && admin_int(sql) != 1; i++)
-                sleep_ms(25);
-        assert_int_equal(admin_int(sql), 1);
+        await_one(sql);
 }
 
 static struct store *open_store(const char *extra) {
@@ -226,20 +242,6 @@ static void test_single_server(void **unused) {
         s = open_store(NULL);
         assert_int_equal(acquire(s, "single", &gen), 0);
         store_close(s);
-}
-
-/* Names a synchronous standby that is down: from then on every commit
- * that waits for a standby waits until it comes back. */
-static void name_absent_standby(const char *names) {
-        char sql[256];
-
-        snprintf(sql, sizeof sql, "ALTER SYSTEM SET synchronous_standby_names = '%s'", names);
-        admin(sql);
-        admin("SELECT pg_reload_conf()");
-        snprintf(sql, sizeof sql, "SELECT (current_setting('synchronous_standby_names') = '%s')::int", names);
-        for (int i = 0; i < 200 && admin_int(sql) != 1; i++)
-                sleep_ms(25);
-        assert_int_equal(admin_int(sql), 1);
 }
 
 /* A renewal grants nothing a failover could hand out twice: it commits on
