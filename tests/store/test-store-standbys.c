@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,102 @@ static void test_abandoned_commit_stays_unseen(void **unused) {
         assert_int_equal(admin_int("SELECT count(*) FROM leases WHERE name = 'abandoned'"), 1);
 }
 
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* A batch of one claim of up to want jobs for worker: what
+ * store_jobs_batch() returned; the claim's count in *got and the jobs put
+ * back by the batch in *put_back. */
+static int claim(struct store *s, const struct store_fence *f, const char *worker, unsigned want, unsigned *got,
+                 unsigned *put_back) {
+        struct store_claim out[8];
+        struct store_claim_request c = { .worker = worker, .out = out, .want = want };
+        struct store_job_batch b = { .claims = &c, .n_claims = 1 };
+        int r;
+
+        assert_true(want <= 8);
+        r = store_jobs_batch(s, f, &b);
+        *got = c.got;
+        *put_back = b.put_back;
+        return r;
+}
+
+/* Jobs of run in the given status, as the server's superuser sees them. */
+static long long jobs_in(uint64_t run, const char *status) {
+        char sql[160];
+
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM jobs WHERE run = %llu AND status = '%s'",
+                 (unsigned long long) run, status);
+        return admin_int(sql);
+}
+
+/* A job batch whose COMMIT went unanswered, and which the server commits
+ * once the standby may confirm it, leaves its jobs assigned under tokens
+ * no worker was given. The handle keeps those claims and a later batch
+ * puts them back, but only once the server says their transaction ended:
+ * while it still waits for the standby, its rows are invisible and a
+ * put-back would find nothing. */
+static void test_unanswered_claims_put_back(void **unused) {
+        static _Atomic uint64_t act_until;
+        struct store_fence f = { .lease = "claims", .holder = "m1", .act_until_usec = &act_until };
+        unsigned got = 0, put_back = 0;
+        struct store *s;
+        uint64_t run = 0;
+
+        (void) unused;
+        atomic_store(&act_until, now_usec() + 60 * UINT64_C(1000000));
+        name_absent_standby("");
+        s = open_store(NULL);
+        assert_int_equal(store_lease_acquire(s, "claims", "m1", 60 * UINT64_C(1000000), &f.generation), 0);
+        assert_int_equal(store_run_begin(s, &f, 2, &run), 0);
+        assert_int_equal(store_run_fill(s, &f, run, 2), 2);
+
+        /* The commit waits for standby1; the client gives up at its deadline. */
+        name_absent_standby("standby1");
+        atomic_store(&act_until, now_usec() + 400000);
+        assert_true(claim(s, &f, "w1", 2, &got, &put_back) < 0);
+        assert_int_equal(store_jobs_unsettled(s), 2);
+        assert_int_equal(waiting_for_standby(), 1);
+
+        /* Still waiting: nothing to put back yet, and nothing forgotten;
+         * then again once a later transaction (a renewal, committed on the
+         * primary alone) has ended, which the server's own status of that
+         * transaction must tell apart. */
+        atomic_store(&act_until, now_usec() + 60 * UINT64_C(1000000));
+        for (int round = 0; round < 2; round++) {
+                if (round == 1)
+                        assert_int_equal(store_lease_refresh(s, "claims", "m1", f.generation,
+                                                             60 * UINT64_C(1000000)), 0);
+                assert_int_equal(claim(s, &f, "w2", 2, &got, &put_back), 0);
+                assert_int_equal(got, 0);
+                assert_int_equal(put_back, 0);
+                if (store_jobs_unsettled(s) != 2)
+                        fail_msg("round %d: the claims were forgotten while their commit still waited", round);
+        }
+
+        /* The standby may confirm it: it commits, stranding both jobs. */
+        name_absent_standby("");
+        for (int i = 0; i < 120 && waiting_for_standby() != 0; i++)
+                sleep_ms(25);
+        assert_int_equal(waiting_for_standby(), 0);
+        assert_int_equal(jobs_in(run, "assigned"), 2);
+
+        /* The next batch puts them back and claims them again. */
+        if (claim(s, &f, "w2", 2, &got, &put_back) != 0)
+                fail_msg("claim: %s", store_errmsg(s));
+        if (got != 2)
+                fail_msg("claimed %u of the 2 jobs an unanswered commit left assigned (%u put back)", got,
+                         put_back);
+        assert_int_equal(put_back, 2);
+        assert_int_equal(store_jobs_unsettled(s), 0);
+        assert_int_equal(jobs_in(run, "assigned"), 2);
+        store_close(s);
+}
+
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_async_standby_refused),
@@ -304,6 +401,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_single_server),
                 cmocka_unit_test(test_renewal_waits_for_no_standby),
                 cmocka_unit_test(test_abandoned_commit_stays_unseen),
+                cmocka_unit_test(test_unanswered_claims_put_back),
         };
 
         if (argc != 3) {

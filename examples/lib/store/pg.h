@@ -38,6 +38,10 @@ struct store_pg {
         char bound_id[STORE_ID_MAX + 1];  /* of the incarnation we are bound to */
         uint64_t standbys_safe_on;        /* the connection last found safe (pg_standbys.c), 0: none */
         uint64_t standbys_checked_at;     /* when (CLOCK_MONOTONIC) */
+        /* The jobs claimed by job batches whose COMMIT went unanswered and
+         * not yet known to be settled (pg_unanswered.c). */
+        struct pg_unanswered_claim *unanswered;
+        size_t n_unanswered;
 };
 
 static inline struct store_pg *to_pg(struct store *s) {
@@ -51,7 +55,7 @@ extern const struct store_sql pg_sql[STMT_N];
 
 /* The statements of the pipelined job batch, prepared once per
  * connection (pg_sql.c), and their parameter counts. */
-enum { JQ_FENCE, JQ_RECORD, JQ_REQUEUE, JQ_CLAIM, JQ_LOG, JQ_N };
+enum { JQ_FENCE, JQ_RECORD, JQ_REQUEUE, JQ_CLAIM, JQ_LOG, JQ_XID, JQ_ENDED, JQ_PUT_BACK, JQ_N };
 extern const char *const pg_batch_sql[JQ_N];
 extern const int pg_batch_params[JQ_N];
 
@@ -148,8 +152,60 @@ int pg_lease_unlisten(struct store *s);
  * most every max_age_usec and on each new connection. */
 int pg_check_standbys(struct store *s, uint64_t max_age_usec);
 
-/* The job batch as one pipeline (pg_batch.c). */
-int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b);
+/* The job batch as one pipeline (pg_batch.c); b is never NULL. */
+int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b) __attribute__((nonnull));
+/* A token as the hex text the batch statements take. */
+void pg_hex_token(char out[2 * FRAME_TOKEN_SIZE + 1], const uint8_t *token);
+
+/* Claims whose COMMIT went unanswered (pg_unanswered.c).
+ *
+ * A job batch whose COMMIT got no answer in time may still commit later:
+ * under synchronous replication the server goes on waiting for the
+ * standby, and nothing cancels that wait. Its claims are then assigned in
+ * the store under tokens no worker was given, and nobody would put them
+ * back before the term ends. The handle keeps such claims, with the
+ * batch's transaction, and each later batch settles them in its own
+ * transaction: it asks the server which of those transactions have ended
+ * (pg_xact_status()), then puts back to pending every job still assigned
+ * under one of the tokens. A claim is forgotten once its transaction had
+ * ended before that put-back looked, and the put-back either committed or
+ * found nothing. At most PG_UNANSWERED_MAX claims are kept; those beyond
+ * stay assigned until the next term requeues every job in flight. */
+#define PG_UNANSWERED_MAX 4096
+
+struct pg_unanswered_claim {
+        uint64_t xid; /* the batch's transaction (pg_current_xact_id()) */
+        uint8_t token[FRAME_TOKEN_SIZE];
+};
+
+/* What one batch sends to settle the claims kept, and what it found. */
+struct pg_settle {
+        size_t n_xids;
+        uint64_t *xids;  /* the distinct transactions of the claims kept */
+        bool *ended;     /* set: per transaction, whether it had ended */
+        char *xid_text;  /* the parameters: transactions as xid8[] */
+        char *token_text; /*  and tokens as hex text[] */
+        unsigned put_back; /* set: jobs put back to pending */
+        bool answered;     /* set: both statements answered */
+};
+
+/* Keeps the claims list got in transaction xid, whose COMMIT went
+ * unanswered. */
+void pg_unanswered_note(struct store_pg *p, uint64_t xid, const struct store_job_batch *list);
+/* Fills st from the claims kept: 1 when there are some, 0 when none,
+ * < 0 out of memory. */
+int pg_settle_build(struct store_pg *p, struct pg_settle *st);
+/* Queues the two statements of st (in the batch's pipeline, after its
+ * fence): which transactions ended, then the put-back. */
+int pg_settle_send(struct store_pg *p, const struct pg_settle *st);
+void pg_settle_read_ended(const PGresult *res, struct pg_settle *st);
+void pg_settle_read_put_back(const PGresult *res, struct pg_settle *st);
+/* After the batch: forgets the claims st found settled. committed: the
+ * batch's COMMIT was answered, or it changed nothing. */
+void pg_settle_finish(struct store_pg *p, struct pg_settle *st, bool committed);
+void pg_settle_free(struct pg_settle *st);
+/* The claims kept (store_jobs_unsettled()). */
+size_t pg_jobs_unsettled(const struct store *s);
 
 /* A list of inventory writes as one pipeline and a COMMIT (pg_inventory.c). */
 int pg_inventory_write(struct store *s, const struct store_fence *f, struct store_inventory_write *w, size_t n,

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The PostgreSQL job batch: the whole batch, every part of it, as one
- * pipeline (BEGIN, the fence, every RESULT in one statement, the requeues
- * in one, a statement per claim) on statements prepared once per
- * connection, then the write-log row and COMMIT as a second one
- * (docs/store.md, "The batched job path"). Arrays travel as text literals
+ * pipeline (BEGIN, the fence, the settling of claims whose COMMIT went
+ * unanswered (pg_unanswered.c), every RESULT in one statement, the
+ * requeues in one, a statement per claim, the transaction's id) on
+ * statements prepared once per connection, then the write-log row and
+ * COMMIT as a second one (docs/store.md, "The batched job path"). Arrays
+ * travel as text literals
  * ("{1,2,3}"), tokens as hex; what each statement found is written back
  * into the part that asked. */
 
@@ -57,7 +59,7 @@ static int pipe_take(struct store_pg *p, uint64_t deadline, const char *what, bo
         return 0;
 }
 
-static void hex_token(char out[2 * FRAME_TOKEN_SIZE + 1], const uint8_t *t) {
+void pg_hex_token(char out[2 * FRAME_TOKEN_SIZE + 1], const uint8_t *t) {
         for (int i = 0; i < FRAME_TOKEN_SIZE; i++)
                 snprintf(out + 2 * i, 3, "%02x", t[i]);
 }
@@ -130,7 +132,7 @@ static int batch_text_build(struct store_pg *p, const struct store_job_batch *li
                 for (size_t i = 0; i < b->n_results; i++, n++) {
                         const struct store_result *x = &b->results[i];
                         bool bad = x->status < 0;
-                        hex_token(hex, x->token);
+                        pg_hex_token(hex, x->token);
                         put(t->f[A_RUN], n, "%llu", (unsigned long long) (bad ? 0 : x->run));
                         put(t->f[A_JOB], n, "%u", bad ? 0 : x->job);
                         put(t->f[A_ATTEMPT], n, "%u", bad ? 0 : x->attempt);
@@ -170,7 +172,7 @@ static int batch_text_build(struct store_pg *p, const struct store_job_batch *li
                                 return store_fail(&p->base, -ENOMEM, "out of memory");
                         fputc('{', f);
                         for (unsigned k = 0; k < c->want; k++) {
-                                hex_token(hex, c->out[k].token);
+                                pg_hex_token(hex, c->out[k].token);
                                 put(f, k, "%s", hex);
                         }
                         fputc('}', f);
@@ -259,11 +261,22 @@ static void read_claim(const PGresult *res, struct store_claim_request *c) {
         }
 }
 
+/* Whether any part of list claims jobs. */
+static bool claims_any(const struct store_job_batch *list) {
+        for (const struct store_job_batch *b = list; b; b = b->next)
+                for (size_t i = 0; i < b->n_claims; i++)
+                        if (b->claims[i].want)
+                                return true;
+        return false;
+}
+
 /* Sends the whole batch as one pipeline (BEGIN and its idle timeout, the
- * fence, the RESULTs, the requeues, the claims) and reads what each
- * statement did. */
+ * fence, the settling of st when it has claims, the RESULTs, the requeues,
+ * the claims and, with claims, the transaction's id into *xid) and reads
+ * what each statement did. */
 static int batch_round(struct store_pg *p, const struct store_fence *f, struct store_job_batch *list,
-                       struct batch_text *t, uint64_t deadline) {
+                       struct batch_text *t, struct pg_settle *st, uint64_t *xid, uint64_t deadline) {
+        bool settle = st->n_xids > 0, claims = claims_any(list);
         PGresult *res;
         int r = 0, first = 0;
         size_t n = 0;
@@ -275,6 +288,8 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                 r = pg_send_prepared(p, &pg_batch_statements, JQ_FENCE, (const char *const[]) { f->lease, f->holder, t->gen,
                                                                   store_fence_identity(&p->base, f),
                                                                   f->by_token ? "true" : "false" });
+        if (r >= 0 && settle)
+                r = pg_settle_send(p, st);
         if (r >= 0 && t->n_results)
                 r = pg_send_prepared(p, &pg_batch_statements, JQ_RECORD, (const char *const[]) { t->text[A_RUN], t->text[A_JOB],
                                                                    t->text[A_ATTEMPT], t->text[A_TOKEN],
@@ -288,6 +303,8 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                                 r = pg_send_prepared(p, &pg_batch_statements, JQ_CLAIM, (const char *const[]) { b->claims[i].worker,
                                                                                   t->claim_tokens[n],
                                                                                   t->claim_want[n] });
+        if (r >= 0 && claims)
+                r = pg_send_prepared(p, &pg_batch_statements, JQ_XID, NULL);
         if (r >= 0 && !PQpipelineSync(p->conn))
                 r = pg_fail_conn(p, -ECONNRESET, "send");
         if (r < 0) {
@@ -315,6 +332,10 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                 return first < 0 ? first : r;
         if (first == 0 && r < 0)
                 first = r;
+        if (settle) {
+                TAKE("settle unanswered claims", pg_settle_read_ended(res, st));
+                TAKE("settle unanswered claims", pg_settle_read_put_back(res, st));
+        }
         if (t->n_results)
                 TAKE("record results", read_record(res, list));
         if (t->n_requeues)
@@ -324,6 +345,8 @@ static int batch_round(struct store_pg *p, const struct store_fence *f, struct s
                         if (b->claims[i].want)
                                 TAKE("claim jobs", (read_claim(res, &b->claims[i]),
                                                     b->claimed += b->claims[i].got));
+        if (claims)
+                TAKE("claim jobs", *xid = strtoull(PQgetvalue(res, 0, 0), NULL, 10));
 #undef TAKE
         r = pg_pipeline_end(p, deadline, "job batch");
         if (r < 0) {
@@ -373,15 +396,19 @@ static int log_and_commit(struct store_pg *p, const struct store_fence *f, const
 int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *list) {
         struct store_pg *p = to_pg(s);
         struct batch_text t = { 0 };
+        struct pg_settle st;
         unsigned counted = 0, requeued = 0, claimed = 0;
-        uint64_t deadline;
-        char what[128];
+        uint64_t deadline, xid = 0;
+        bool committed = false;
+        char what[160];
         int r;
 
         if ((r = pg_need_conn(s)) < 0 || (r = pg_prepare_once(p, &pg_batch_statements)) < 0)
                 return r;
         snprintf(t.gen, sizeof t.gen, "%llu", (unsigned long long) f->generation);
-        r = batch_text_build(p, list, &t);
+        r = pg_settle_build(p, &st);
+        if (r >= 0)
+                r = batch_text_build(p, list, &t);
         if (r < 0)
                 goto out;
         /* Past the writer's deadline for acting the batch is abandoned:
@@ -389,27 +416,38 @@ int pg_jobs_batch(struct store *s, const struct store_fence *f, struct store_job
         deadline = store_fence_wait_until(f, monotonic_usec() + p->lock_timeout_usec + PG_QUERY_SLACK_USEC);
         r = store_fence_in_time(s, f);
         if (r >= 0)
-                r = batch_round(p, f, list, &t, deadline);
+                r = batch_round(p, f, list, &t, &st, &xid, deadline);
         for (const struct store_job_batch *b = list; r >= 0 && b; b = b->next) {
                 counted += b->counted;
                 requeued += b->requeued;
                 claimed += b->claimed;
         }
-        if (r < 0 || (!counted && !requeued && !claimed)) {
+        if (r < 0 || (!counted && !requeued && !claimed && !st.put_back)) {
                 r = pg_abort(s, r < 0 ? r : 0);
+                committed = r >= 0; /* it changed nothing */
                 goto out;
         }
+        list->put_back = st.put_back;
         if (list->inside)
                 list->inside(list->userdata, list);
         snprintf(what, sizeof what, "jobs: %u recorded, %u requeued, %u claimed", counted, requeued, claimed);
+        if (st.put_back)
+                snprintf(what + strlen(what), sizeof what - strlen(what),
+                         ", %u put back (claimed by a batch whose commit went unanswered)", st.put_back);
         r = store_fence_in_time(s, f);
-        if (r >= 0)
+        if (r >= 0) {
                 r = log_and_commit(p, f, t.gen, what,
                                    store_fence_wait_until(f, monotonic_usec() + p->lock_timeout_usec +
                                                                      PG_QUERY_SLACK_USEC));
+                committed = r >= 0;
+                if (r < 0 && claimed) /* it may commit yet: its claims are kept */
+                        pg_unanswered_note(p, xid, list);
+        }
         if (r < 0)
                 r = pg_abort(s, r);
 out:
+        pg_settle_finish(p, &st, committed);
+        pg_settle_free(&st);
         if (r == -ETIMEDOUT && store_fence_in_time(s, f) < 0)
                 r = -ESTALE; /* the wait was cut at the deadline for acting */
         batch_text_free(&t);

@@ -220,8 +220,25 @@ const char *const pg_batch_sql[JQ_N] = {
                      " RETURNING j.run, j.job, j.attempt, encode(j.token, 'hex')",
         [JQ_LOG] = "INSERT INTO write_log (lease, holder, generation, at, what)"
                    " VALUES ($1, $2, $3, " PG_NOW_USEC ", $4)",
+        /* The batch's transaction, kept with its claims should its COMMIT
+         * go unanswered (pg_unanswered.c). */
+        [JQ_XID] = "SELECT pg_current_xact_id()::text",
+        /* Per transaction (in order), whether it has ended: 'in progress'
+         * until it left the server's list of running transactions, which
+         * is when a later statement's snapshot sees what it did. One not
+         * yet assigned on this server (a failover to a standby that never
+         * saw it) counts as in progress, never as an error that would
+         * abort the batch; one so old its status is gone has ended. */
+        [JQ_ENDED] = "SELECT CASE WHEN x >= pg_snapshot_xmax(pg_current_snapshot()) THEN 'in progress'"
+                     "  ELSE coalesce(pg_xact_status(x), 'ended') END <> 'in progress'"
+                     " FROM unnest($1::xid8[]) WITH ORDINALITY AS u (x, i) ORDER BY i",
+        /* A statement of its own, after JQ_ENDED: its snapshot is taken
+         * once the transactions found ended are visible. */
+        [JQ_PUT_BACK] = "UPDATE jobs SET status = 'pending' WHERE status = 'assigned'"
+                        " AND token IN (SELECT decode(t, 'hex') FROM unnest($1::text[]) AS t)"
+                        " RETURNING run, job",
 };
-const int pg_batch_params[JQ_N] = { 5, 5, 3, 3, 4 };
+const int pg_batch_params[JQ_N] = { 5, 5, 3, 3, 4, 0, 1, 1 };
 
 /* Statements of a list of inventory writes (pg_inventory.c). */
 const char *const pg_inventory_sql[IQ_N] = {
@@ -281,6 +298,7 @@ const struct store_backend pg_backend = {
         .lease_notified = pg_lease_notified,
         .lease_unlisten = pg_lease_unlisten,
         .jobs_batch = pg_jobs_batch,
+        .jobs_unsettled = pg_jobs_unsettled,
         .inventory_write = pg_inventory_write,
         .check_durability = pg_check_standbys,
 };

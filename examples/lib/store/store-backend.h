@@ -151,6 +151,9 @@ struct store_backend {
          * with a checked list of parts (b, b->next, ...) whose counters are
          * zero and tokens drawn; it writes every output into its part. */
         int (*jobs_batch)(struct store *s, const struct store_fence *f, struct store_job_batch *b);
+        /* store_jobs_unsettled(); NULL: a backend whose COMMIT always
+         * answers (in-process), 0. */
+        size_t (*jobs_unsettled)(const struct store *s);
         /* A list of inventory writes in one fenced transaction; NULL:
          * statement by statement (store_inventory.c). Called connected,
          * with a checked list of 1 to STORE_INVENTORY_WRITES_MAX items whose

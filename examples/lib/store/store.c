@@ -15,6 +15,10 @@ uint64_t store_round_trips(const struct store *s) {
         return s && s->backend->round_trips ? s->backend->round_trips(s) : 0;
 }
 
+size_t store_jobs_unsettled(const struct store *s) {
+        return s && s->backend->jobs_unsettled ? s->backend->jobs_unsettled(s) : 0;
+}
+
 enum store_error_class store_error_class(int r) {
         if (r >= 0)
                 return STORE_OK;

@@ -188,12 +188,15 @@ int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_
                 return r;
         if (!list)
                 return store_fail(s, -EINVAL, "bad job batch");
+        list->put_back = 0;
         for (struct store_job_batch *b = list; b; b = b->next)
                 if ((r = check_part(s, b)) < 0)
                         return r;
         if ((r = draw_tokens(s, list)) < 0)
                 return r;
         r = s->backend->jobs_batch ? s->backend->jobs_batch(s, f, list) : batch_by_statement(s, f, list);
+        if (r < 0)
+                list->put_back = 0;
         if (r < 0)
                 for (struct store_job_batch *b = list; b; b = b->next) {
                         b->counted = b->requeued = b->claimed = 0;

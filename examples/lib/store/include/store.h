@@ -437,6 +437,9 @@ struct store_job_batch {
         struct store_claim_request *claims;
         size_t n_claims;
         unsigned counted, requeued, claimed; /* set: this part's */
+        /* Set in the first part: jobs of earlier batches put back to
+         * pending by this one (store_jobs_unsettled()). */
+        unsigned put_back;
         /* The next part of the same batch, NULL for the last. */
         struct store_job_batch *next;
         /* Fault injection (NULL: none), read from the first part only:
@@ -451,9 +454,20 @@ struct store_job_batch {
  * token-guarded; the same job twice in the batch counts once), the jobs of
  * every part requeued, the claims of every part (each job with a fresh
  * token), part by part. A batch that changes nothing is rolled back: no
- * write-log row, nothing written. 0, or -errno with nothing of the batch
- * committed (every output of every part then means nothing). */
+ * write-log row, nothing written. 0, or -errno: every output of every
+ * part then means nothing, and nothing of the batch committed, except
+ * where its COMMIT went unanswered (PostgreSQL: the answer did not come in
+ * time). Such a batch may still commit: its RESULTs then count, and a
+ * retry finds them duplicates; its claims the handle keeps and puts back
+ * itself (store_jobs_unsettled()). */
 int store_jobs_batch(struct store *s, const struct store_fence *f, struct store_job_batch *b);
+/* How many jobs claimed by batches whose COMMIT went unanswered this
+ * handle keeps, not yet known to be settled. Each later batch, an empty
+ * one too (a part with nothing in it), looks once their transactions
+ * have ended and puts back to pending those they had assigned (first
+ * part's put_back); a caller with jobs to serve runs a batch now and then
+ * while this is not 0. Always 0 on SQLite. */
+size_t store_jobs_unsettled(const struct store *s);
 
 /* Creates the row of a run of total jobs, with none of them yet: the
  * run is unfinished until store_run_fill() has added them all and they
