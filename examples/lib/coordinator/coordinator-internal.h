@@ -71,7 +71,7 @@ struct coordinator {
          * bound; 0 while serving. */
         _Atomic int64_t stop_deadline_usec;
         pthread_mutex_t wlock; /* guards the queue, the requests' done, writer_quit, filling and start_* */
-        pthread_cond_t wcond;  /* a request was queued, or quit */
+        pthread_cond_t wcond;  /* a request was queued, or quit (CLOCK_MONOTONIC) */
         pthread_cond_t wstarted; /* the start-up is over (CLOCK_MONOTONIC) */
         /* The parts of the requests queued, chained: the writer's next batch. */
         struct store_job_batch *queue, **queue_tail;

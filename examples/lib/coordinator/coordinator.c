@@ -173,9 +173,9 @@ int coordinator_start(struct coordinator **ret, sdlive *d, const struct coordina
         pthread_mutex_init(&c->stall_lock, NULL);
         pthread_mutex_init(&c->lock, NULL);
         pthread_mutex_init(&c->wlock, NULL);
-        pthread_cond_init(&c->wcond, NULL);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&c->wcond, &attr);
         pthread_cond_init(&c->wstarted, &attr);
         pthread_condattr_destroy(&attr);
         c->queue_tail = &c->queue;

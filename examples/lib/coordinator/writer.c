@@ -40,6 +40,9 @@
 #define PAUSE_POLL_USEC 5000
 /* After a failed step of creating a run, the next one waits this long. */
 #define FILL_RETRY_USEC 100000
+/* While the store keeps claims of a batch whose commit went unanswered,
+ * an idle writer runs an empty batch this often (settle_claims()). */
+#define SETTLE_EVERY_MS 200
 
 /* The request whose part b is. */
 static struct job_request *request_of(struct store_job_batch *b) {
@@ -251,9 +254,46 @@ static bool apply(struct coordinator *c, struct store_job_batch *list) {
                 log_completed_runs(c, list);
         /* Read before the requests are completed: then they are the waiters' again. */
         bool short_claim = complete_all(c, list, r);
-        if (requeued)
+        if (requeued || (r >= 0 && list->put_back))
                 kick_all(c);
         return short_claim;
+}
+
+/* A batch whose COMMIT went unanswered may commit later, its jobs then
+ * assigned under tokens nobody was given; the store keeps those claims
+ * and every batch puts back the ones whose transaction has ended
+ * (store_jobs_unsettled()). With no request to carry that, an empty batch
+ * does, and the connection loops are woken to claim what it put back:
+ * else the last jobs of a run could wait, assigned to nobody, until the
+ * term ends. */
+static void settle_claims(struct coordinator *c) {
+        struct store_job_batch empty = { 0 };
+        int r = store_jobs_batch(c->store, &c->cfg.fence, &empty);
+
+        coordinator_note_store_work(c, r);
+        if (r == -ESTALE)
+                coordinator_fail(c, r);
+        else if (r >= 0 && empty.put_back) {
+                log_notice("coordinator: put back %u job(s) claimed by a batch whose commit went unanswered",
+                           empty.put_back);
+                kick_all(c);
+        }
+}
+
+/* Waits (under wlock) for a request; with claims to settle, at most
+ * SETTLE_EVERY_MS: true when that passed. */
+static bool wait_for_work(struct coordinator *c, bool settling) {
+        struct timespec until;
+
+        if (!settling) {
+                pthread_cond_wait(&c->wcond, &c->wlock);
+                return false;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += SETTLE_EVERY_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        return pthread_cond_timedwait(&c->wcond, &c->wlock, &until) == ETIMEDOUT;
 }
 
 /* One bounded step of creating the current run's jobs. */
@@ -298,11 +338,11 @@ void *writer_main(void *userdata) {
         pthread_cond_broadcast(&c->wstarted);
         for (;;) {
                 struct store_job_batch *list;
-                bool short_claim = false;
+                bool short_claim = false, settle = false;
 
-                while (!c->queue && !c->writer_quit &&
+                while (!c->queue && !c->writer_quit && !settle &&
                        !(c->n_filling && !atomic_load(&c->result) && !coordinator_stopping(c)))
-                        pthread_cond_wait(&c->wcond, &c->wlock);
+                        settle = wait_for_work(c, r >= 0 && store_jobs_unsettled(c->store) > 0);
                 if (!c->queue && c->writer_quit)
                         break;
                 list = c->queue;
@@ -320,6 +360,8 @@ void *writer_main(void *userdata) {
                 if (r >= 0 && c->n_filling && !atomic_load(&c->result) && !coordinator_stopping(c) &&
                     (!list || short_claim))
                         fill_step(c);
+                if (settle && !list && r >= 0 && !atomic_load(&c->result) && !coordinator_stopping(c))
+                        settle_claims(c);
                 pthread_mutex_lock(&c->wlock);
         }
         pthread_mutex_unlock(&c->wlock);
