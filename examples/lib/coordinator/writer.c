@@ -147,6 +147,13 @@ static void kick_all(struct coordinator *c) {
         pthread_mutex_unlock(&c->lock);
 }
 
+/* Logs that a batch put back n jobs claimed by an earlier batch whose
+ * COMMIT went unanswered (store_jobs_unsettled()); silent for none. */
+static void log_put_back(unsigned n) {
+        if (n)
+                log_notice("coordinator: put back %u job(s) claimed by a batch whose commit went unanswered", n);
+}
+
 /* Completes every request of list with r (a failure: no claim got
  * anything). True when a claim found fewer pending jobs than it wanted. */
 static bool complete_all(struct coordinator *c, struct store_job_batch *list, int r) {
@@ -252,6 +259,8 @@ static bool apply(struct coordinator *c, struct store_job_batch *list) {
                 atomic_fetch_add(&c->stats.batches, 1);
         if (counted && within_stop(c))
                 log_completed_runs(c, list);
+        if (r >= 0)
+                log_put_back(list->put_back);
         /* Read before the requests are completed: then they are the waiters' again. */
         bool short_claim = complete_all(c, list, r);
         if (requeued || (r >= 0 && list->put_back))
@@ -274,8 +283,7 @@ static void settle_claims(struct coordinator *c) {
         if (r == -ESTALE)
                 coordinator_fail(c, r);
         else if (r >= 0 && empty.put_back) {
-                log_notice("coordinator: put back %u job(s) claimed by a batch whose commit went unanswered",
-                           empty.put_back);
+                log_put_back(empty.put_back);
                 kick_all(c);
         }
 }
