@@ -7,6 +7,7 @@
 #include "pg.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,11 @@ int pg_settle_build(struct store_pg *p, struct pg_settle *st) {
         }
         fputc('}', xf);
         fputc('}', tf);
-        if ((fclose(xf) != 0) | (fclose(tf) != 0))
+        /* Both streams are closed, whatever the first one says. */
+        bool xf_failed = fclose(xf) != 0;
+        bool tf_failed = fclose(tf) != 0;
+
+        if (xf_failed || tf_failed)
                 return store_fail(&p->base, -ENOMEM, "out of memory");
         return 1;
 }
