@@ -3,7 +3,8 @@
  * The coordinator's connection loop against a test "worker" on the other
  * end of a socketpair, with a temporary SQLite store: dispatch and
  * recording, the shipped window, malformed frames, the inactivity reaper,
- * requeue on close, stale attempts, lease loss and resume (the listeners:
+ * requeue on close, stale attempts, lease loss and resume, an idle loop
+ * finding jobs made pending behind its back (the listeners:
  * test-coordinator-listen.c).
  * Times are real but short (a 300 ms timeout, 100 ms heartbeats).
  */
@@ -310,6 +311,50 @@ static void no_job_handed_out_once_stopping(void **state) {
         close(fd);
 }
 
+/* Waits up to timeout_ms for an ASSIGN, heartbeating meanwhile as a live
+ * worker does (the fixture's timeout reaps a silent one in 300 ms): 1 with
+ * *out filled, 0 when none came. */
+static int await_assign_beating(int fd, frame_decoder *dec, frame *out, int timeout_ms) {
+        const frame hb = { .type = FRAME_HEARTBEAT };
+
+        for (int64_t deadline = now_ms() + timeout_ms; now_ms() < deadline;) {
+                assert_int_equal(frame_send(fd, &hb, 1000), 0);
+                int r = recv_frame(fd, dec, out, HEARTBEAT_MS, NULL);
+                if (r == 1 && out->type == FRAME_ASSIGN)
+                        return 1;
+                assert_true(r == -ETIMEDOUT || r == -EAGAIN);
+        }
+        return 0;
+}
+
+/* Jobs can turn pending without the coordinator's doing: a batch it gave
+ * up on that the store rolled back later, or a run another holder of the
+ * fence created. A loop whose last claim came back short asks again
+ * within a few seconds, kick or no kick. */
+static void idle_loop_finds_jobs_made_pending_elsewhere(void **state) {
+        struct fixture *f = *state;
+        int fd = connect_worker(f);
+        struct store_run run;
+        uint64_t other;
+        frame_decoder *dec;
+        frame a;
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "worker-1");
+        for (unsigned done = 0; done < JOBS; done++) {
+                expect_assign(fd, dec, &a);
+                send_result(fd, &a);
+        }
+        wait_done_count(f, JOBS, &run);
+        /* The loop settles into idleness before the jobs appear. */
+        assert_int_equal(await_assign_beating(fd, dec, &a, 1500), 0);
+        assert_int_equal(store_run_create(f->store, &f->fence, 2, &other), 0);
+        assert_int_equal(await_assign_beating(fd, dec, &a, 6000), 1);
+        assert_int_equal(a.assign.run, other);
+        frame_decoder_free(dec);
+        close(fd);
+}
+
 static void new_leader_requeues_and_resumes(void **state) {
         struct fixture *f = *state;
         int fd = connect_worker(f);
@@ -391,6 +436,7 @@ int main(void) {
                 T(lease_loss_stops_the_coordinator),
                 T(no_job_handed_out_once_stopping),
                 T(new_leader_requeues_and_resumes),
+                T(idle_loop_finds_jobs_made_pending_elsewhere),
 #undef T
         };
 

@@ -119,6 +119,24 @@ static int result_done(struct session *s, const struct store_result *x) {
         return 0;
 }
 
+/* After a short claim: no more claims until the writer wakes the loop or
+ * the recheck is due, sooner when the claim found some jobs. */
+static void go_idle(struct session *s, unsigned got) {
+        if (got || !s->idle_recheck_ms)
+                s->idle_recheck_ms = IDLE_RECHECK_MIN_MS;
+        s->idle = true;
+        s->idle_recheck_at_ms = monotonic_ms() + s->idle_recheck_ms;
+        s->idle_recheck_ms = s->idle_recheck_ms * 2 > IDLE_RECHECK_MAX_MS ? IDLE_RECHECK_MAX_MS
+                                                                          : s->idle_recheck_ms * 2;
+}
+
+/* Woken by the writer, or the recheck is due: the next request claims. */
+static void wake_from_idle(struct session *s, bool kicked) {
+        if (kicked)
+                s->idle_recheck_ms = 0;
+        s->idle = false;
+}
+
 /* Takes the writer's answer r to the request of slot: its claims join the
  * window and are sent, each RESULT's status (written by the store) is
  * taken. A transient store failure returns the RESULTs to pending for the
@@ -162,7 +180,7 @@ static int take_answers(struct session *s, const struct request_slot *slot, int 
         if (verdict < 0)
                 return verdict;
         if (q->claim.want && q->claim.got < q->claim.want)
-                s->idle = true;
+                go_idle(s, q->claim.got);
         if (q->claim.got && !store_fence_may_act(&s->c->cfg.fence)) {
                 /* The batch began in time but returned after the leader's
                  * deadline for acting: its jobs are not handed out (they
@@ -211,6 +229,8 @@ static void queue_next(struct session *s) {
         if (s->claim_retry_at_ms && now < s->claim_retry_at_ms)
                 return;
         s->claim_retry_at_ms = 0;
+        if (s->idle && now >= s->idle_recheck_at_ms)
+                wake_from_idle(s, false);
         if (!s->idle)
                 want = s->c->cfg.window - s->n_inflight - s->n_queued_claims;
         if (!s->n_pending && !want)
@@ -372,18 +392,27 @@ static int heartbeat(struct session *s) {
         return send_frame(s, &f);
 }
 
+/* The lesser of t and the milliseconds to at_ms (0: none set). */
+static int until(int64_t at_ms, int t) {
+        int64_t left;
+
+        if (!at_ms)
+                return t;
+        left = at_ms - monotonic_ms();
+        if (left < 0)
+                left = 0;
+        return t < 0 || left < t ? (int) left : t;
+}
+
 static int poll_timeout(const struct session *s) {
         int t = sdlive_peer_poll_timeout(s->peer);
 
         if (s->more)
                 return 0;
-        if (s->claim_retry_at_ms && s->worker[0]) {
-                int64_t left = s->claim_retry_at_ms - monotonic_ms();
-                if (left < 0)
-                        left = 0;
-                if (left < t)
-                        t = (int) left;
-        }
+        if (s->worker[0])
+                t = until(s->claim_retry_at_ms, t);
+        if (s->worker[0] && s->idle)
+                t = until(s->idle_recheck_at_ms, t);
         return t;
 }
 
@@ -427,7 +456,7 @@ static void serve(struct session *s) {
                 }
                 if (p[2].revents) {
                         drain(s->k->kick_fd);
-                        s->idle = false;
+                        wake_from_idle(s, true);
                 }
                 if (p[3].revents)
                         drain(s->k->done_fd); /* exchange() takes the answers */

@@ -14,6 +14,13 @@
 
 /* After a batch failed for a transient reason, claims pause this long. */
 #define CLAIM_RETRY_MS 100
+/* A loop whose claim came back short waits for the writer to wake it (new
+ * jobs, requeued ones), and asks again on its own after this long,
+ * doubling up to the most while claims keep finding nothing: jobs can
+ * also turn pending unseen (a batch given up on that the server rolls
+ * back later, a run created by another holder of the fence). */
+#define IDLE_RECHECK_MIN_MS 250
+#define IDLE_RECHECK_MAX_MS 4000
 /* Frames handled per wake-up before the loop looks at its other duties. */
 #define RECEIVE_BUDGET 64
 /* RESULTs received and not yet recorded; a full list is recorded at once. */
@@ -69,6 +76,8 @@ struct session {
         int64_t claim_retry_at_ms; /* 0: claims allowed */
         int64_t last_received_ms;  /* bounds how long a send may wait */
         bool idle;                 /* nothing pending at the last claim */
+        int64_t idle_recheck_at_ms; /* when an idle loop asks again */
+        int64_t idle_recheck_ms;    /* the wait after the next short claim; 0: the least */
         bool more;                 /* receive() stopped at its budget: read again */
         uint64_t heartbeat_seq;
         char reason[160]; /* why the connection ended */
