@@ -409,11 +409,12 @@ static int poll_timeout(const struct session *s) {
 
         if (s->more)
                 return 0;
-        if (s->worker[0])
-                t = until(s->claim_retry_at_ms, t);
-        if (s->worker[0] && s->idle)
-                t = until(s->idle_recheck_at_ms, t);
-        return t;
+        /* With every request slot taken nothing can be queued: the writer's
+         * answer (done_fd) wakes the loop first. */
+        if (!s->worker[0] || s->n_req == REQUESTS_MAX)
+                return t;
+        t = until(s->claim_retry_at_ms, t);
+        return s->idle ? until(s->idle_recheck_at_ms, t) : t;
 }
 
 static void drain(int fd) {
