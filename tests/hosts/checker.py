@@ -153,7 +153,11 @@ def check_jobs(events, r):
         r.bad("no job run in the store: the jobs were never exercised")
     for e in runs:
         if e["unfinished"]:
-            r.bad("run %d: %d of %d jobs lost (not done after the settle)" % (e["id"], e["unfinished"], e["total"]))
+            # Where they stayed tells the failures apart: pending with
+            # nobody claiming them, or assigned to a claim nobody holds.
+            where = ("; %d pending, %d assigned" % (e["pending"], e["assigned"])) if "pending" in e else ""
+            r.bad("run %d: %d of %d jobs lost (not done after the settle%s)"
+                  % (e["id"], e["unfinished"], e["total"], where))
         if e["done_count"] > e["done_jobs"] or e["done_count"] > e["total"]:
             r.bad("run %d: counted twice: done count %d, done jobs %d, total %d"
                   % (e["id"], e["done_count"], e["done_jobs"], e["total"]))

@@ -214,12 +214,13 @@ class Run:
                              what=f[4])
         q = ("SELECT r.id, r.total, r.done_count, count(*) FILTER (WHERE j.status = 'done'),"
              " count(*) FILTER (WHERE j.status <> 'done'), count(j.job),"
-             " count(*) FILTER (WHERE j.executions > 1)"
+             " count(*) FILTER (WHERE j.executions > 1),"
+             " count(*) FILTER (WHERE j.status = 'pending'), count(*) FILTER (WHERE j.status = 'assigned')"
              " FROM runs r LEFT JOIN jobs j ON j.run = r.id GROUP BY r.id ORDER BY r.id")
         for line in p.psql(q).splitlines():
             f = [int(x) for x in line.split("\t")]
             self.history.add("run", id=f[0], total=f[1], done_count=f[2], done_jobs=f[3], unfinished=f[4],
-                             jobs=f[5], rerun=f[6])
+                             jobs=f[5], rerun=f[6], pending=f[7], assigned=f[8])
 
     def teardown(self):
         for name in self.workers_order + self.members_order:

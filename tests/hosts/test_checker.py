@@ -115,6 +115,12 @@ class CheckerTest(unittest.TestCase):
         h.append(ev(90_000, "run", id=1, total=100, done_count=99, done_jobs=99, unfinished=1, jobs=100, rerun=0))
         self.assertViolation(h, "1 of 100 jobs lost")
 
+    def test_lost_jobs_say_where_they_stayed(self):
+        h = [e for e in clean_history() if e["kind"] != "run"]
+        h.append(ev(90_000, "run", id=1, total=100, done_count=97, done_jobs=97, unfinished=3, jobs=100, rerun=0,
+                    pending=2, assigned=1))
+        self.assertViolation(h, "3 of 100 jobs lost (not done after the settle; 2 pending, 1 assigned)")
+
     def test_job_counted_twice(self):
         h = [e for e in clean_history() if e["kind"] != "run"]
         h.append(ev(90_000, "run", id=1, total=100, done_count=101, done_jobs=100, unfinished=0, jobs=100, rerun=1))
