@@ -28,24 +28,30 @@ import time
 
 
 def best_ns(fns, calls, batch=20000):
-    """ns per call of each function in fns: the fastest of many short
-    batches, taken in turns so that every function sees the same machine
-    (a loaded machine slows some batches, rarely the fastest), less the
-    cost of the timing loop itself."""
+    """ns per call of each function in fns, as its caller pays it (the
+    call itself included): the fastest of many short batches, taken in
+    turns so that every function sees the same machine (a loaded machine
+    slows some batches, rarely the fastest), less the cost of the timing
+    loop alone. Only the loop is taken off: taking off the call of an
+    empty Python function as well would charge a builtin such as
+    time.monotonic() less than its own call costs, and so scale every
+    ratio against it by the machine's cost of a Python call."""
     def loop(f, n):
         t = time.perf_counter_ns()
         for _ in range(n):
             f()
         return time.perf_counter_ns() - t
 
-    def empty():
-        pass
-    fns = [empty] + list(fns)
+    def bare_loop(n):
+        t = time.perf_counter_ns()
+        for _ in range(n):
+            pass
+        return time.perf_counter_ns() - t
     batch = min(batch, calls)
-    best = [None] * len(fns)
+    best = [None] * (len(fns) + 1)
     for _ in range(max(calls // batch, 5)):
-        for i, f in enumerate(fns):
-            t = loop(f, batch)
+        for i, f in enumerate([None] + list(fns)):
+            t = bare_loop(batch) if f is None else loop(f, batch)
             best[i] = t if best[i] is None else min(best[i], t)
     return [max(b - best[0], 1) / batch for b in best[1:]]
 
