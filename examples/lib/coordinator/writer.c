@@ -236,7 +236,7 @@ static void pause_inside(void *userdata, const struct store_job_batch *list) {
  * their requests. True when a claim found fewer pending jobs than it
  * wanted. */
 static bool apply(struct coordinator *c, struct store_job_batch *list) {
-        unsigned counted = 0, requeued = 0;
+        unsigned counted = 0, requeued = 0, put_back = 0;
         bool asked = false;
         int r = atomic_load(&c->result);
 
@@ -250,20 +250,22 @@ static bool apply(struct coordinator *c, struct store_job_batch *list) {
                 coordinator_fail(c, r);
         else if (r < 0 && !atomic_load(&c->result))
                 log_warning("coordinator: job batch failed: %s", store_errmsg(c->store));
+        /* Everything of list is read before its requests are completed:
+         * from then on they are their loops' again (and reused). */
         for (const struct store_job_batch *b = list; r >= 0 && b; b = b->next) {
                 asked |= b->n_results || b->n_claims;
                 counted += b->counted;
                 requeued += b->requeued;
         }
+        if (r >= 0)
+                put_back = list->put_back;
         if (asked)
                 atomic_fetch_add(&c->stats.batches, 1);
         if (counted && within_stop(c))
                 log_completed_runs(c, list);
-        if (r >= 0)
-                log_put_back(list->put_back);
-        /* Read before the requests are completed: then they are the waiters' again. */
+        log_put_back(put_back);
         bool short_claim = complete_all(c, list, r);
-        if (requeued || (r >= 0 && list->put_back))
+        if (requeued || put_back)
                 kick_all(c);
         return short_claim;
 }
