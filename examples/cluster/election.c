@@ -117,7 +117,7 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
                    char *last_holder, uint64_t *pause) {
         char poll_text[DURATION_FORMAT_MAX], wait_text[DURATION_FORMAT_MAX];
         struct store_lease_info info;
-        uint64_t dated_after = 0;
+        uint64_t generation = 0, dated_after = 0;
         int r;
 
         if (!*e->store) {
@@ -139,10 +139,11 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
          * the store dated the lease with, not from before the call: its
          * other round trips (the identity read, the durability check) do
          * not come out of the first lease. */
-        r = store_lease_acquire_dated(*e->store, e->lease_name, e->holder, e->ttl_usec, &ret->generation,
+        r = store_lease_acquire_dated(*e->store, e->lease_name, e->holder, e->ttl_usec, &generation,
                                       &dated_after);
         if (r >= 0) {
-                ret->acquired_at_usec = dated_after;
+                /* Every field: the etcd ones are 0 on the store's lease. */
+                *ret = (struct election_result) { .generation = generation, .acquired_at_usec = dated_after };
                 check_refresher_store(e);
                 *failures = 0;
                 last_holder[0] = '\0';

@@ -66,7 +66,8 @@ struct election_result {
          * later than the store's dating. */
         uint64_t acquired_at_usec;
         /* etcd: the lease the key is attached to, and the first deadline
-         * for acting, from the grant's answer (0 with the store's lease). */
+         * for acting, from the grant's answer (both 0 with the store's
+         * lease). */
         int64_t etcd_lease;
         uint64_t act_until_usec;
 };
@@ -74,8 +75,9 @@ struct election_result {
 /* The longest pause between two attempts (store unavailable backoff). */
 uint64_t election_max_pause(uint64_t poll_usec);
 
-/* Runs attempts until the lease is won (returns 1 and fills *ret), a stop
- * is requested (0), or the store fails for good (-errno, logged). */
+/* Runs attempts until the lease is won (returns 1 and writes every field
+ * of *ret, on either lease), a stop is requested (0), or the store fails
+ * for good (-errno, logged); *ret is left alone unless it returns 1. */
 int election_run(const struct election *e, struct election_result *ret);
 
 #endif

@@ -108,6 +108,22 @@ static void free_lease_is_won(void **state) {
         assert_int_equal(info.generation, won.generation);
 }
 
+/* A won store lease writes every field of the result, whatever the caller's
+ * memory held before: the etcd fields are 0, so the leader never takes the
+ * store's lease for an etcd one. */
+static void won_store_lease_fills_the_whole_result(void **state) {
+        fixture *f = *state;
+        struct election_result won;
+        uint64_t before = monotonic_usec();
+
+        memset(&won, 0xa5, sizeof(won));
+        assert_int_equal(election_run(&f->es.e, &won), 1);
+        assert_true(won.generation > 0 && won.generation < 1000);
+        assert_true(won.acquired_at_usec >= before && won.acquired_at_usec <= monotonic_usec());
+        assert_int_equal(won.etcd_lease, 0);
+        assert_int_equal(won.act_until_usec, 0);
+}
+
 /* The refresher's handle is open before the winning attempt (the won
  * lease's first term never waits for a connect), in the lease's store. */
 static void refresher_handle_is_open_when_the_lease_is_won(void **state) {
@@ -221,6 +237,7 @@ static void uncreatable_store_fails_the_election(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(free_lease_is_won, setup, teardown),
+                cmocka_unit_test_setup_teardown(won_store_lease_fills_the_whole_result, setup, teardown),
                 cmocka_unit_test_setup_teardown(refresher_handle_is_open_when_the_lease_is_won, setup, teardown),
                 cmocka_unit_test_setup_teardown(won_lease_counts_from_the_statement_that_dated_it, setup, teardown),
                 cmocka_unit_test_setup_teardown(waiting_on_a_held_lease_is_progress, setup, teardown),
