@@ -94,7 +94,7 @@ static int read_standbys(struct store_pg *p, struct pg_standbys *st, char *names
 int pg_check_standbys(struct store *s, uint64_t max_age_usec) {
         struct store_pg *p = to_pg(s);
         struct pg_standbys st = { .names = "", .commit = "" };
-        char names[256], commit[sizeof names], why[300];
+        char names[256], commit[sizeof names], why[sizeof names + 100];
         uint64_t now = monotonic_usec();
         int r;
 
