@@ -94,6 +94,16 @@ function(sdlive_render_unit daemon output executable)
       "PrivateNetwork=yes\nRestrictAddressFamilies=AF_UNIX")
   endif()
 
+  # Instances share their state directory (and so the SQLite store) but
+  # each has a runtime directory of its own, sdlive-<d>/<instance>: the
+  # manager removes a unit's runtime directory when it stops, and a shared
+  # one, removed by the first instance to stop while the other sets up its
+  # ExecStopPost=, fails that command with 226/NAMESPACE.
+  set(SDLIVE_UNIT_RUNTIME_DIRECTORY sdlive-${daemon})
+  if(SDLIVE_UNIT_FILE MATCHES "@\\.service$")
+    string(APPEND SDLIVE_UNIT_RUNTIME_DIRECTORY "/%i")
+  endif()
+
   set(SDLIVE_UNIT_PROC_SUBSET pid)
   if(SDLIVE_UNIT_${daemon}_PROC_SUBSET)
     set(SDLIVE_UNIT_PROC_SUBSET ${SDLIVE_UNIT_${daemon}_PROC_SUBSET})

@@ -16,7 +16,11 @@
 #      leads, the old leader's write is rejected by the fence or never made
 #      (its own deadline for acting passed first), it goes back
 #      to standby; the write log never shows two leaders (overlaps 0).
-#      Run last: it raises WatchdogSec (a paused process cannot pet).
+#      It raises WatchdogSec (a paused process cannot pet).
+#   7. both members stopped by one systemctl call, three times: each stops
+#      cleanly ("success exited 0", inactive) and runs its ExecStopPost=;
+#      a runtime directory shared by the instances, removed by the first
+#      to stop, would fail the other's with 226/NAMESPACE.
 #
 #   cluster-failover.sh sqlite|postgresql
 source "$(dirname -- "${BASH_SOURCE[0]}")/harness.sh"
@@ -246,5 +250,24 @@ harness_resumed_fenced "$leader" "$(log_of "$leader")" "$offset" 'write rejected
 harness_expect "$(unit_of "$leader")" ActiveState active
 echo "3. $leader paused past its lease: $standby led after ${ms} ms; on resume $rejected write(s) rejected by" \
   "the fence, local deadline passed: $stopped, $leader back to standby; $(inspect | tail -n 1)"
+
+# 7 -----------------------------------------------------------------------
+for round in 1 2 3; do
+  systemctl --user start "$A" "$B"
+  harness_wait 10 "a leader (round $round)" has_holder
+  da=$(harness_death_count "$A") db=$(harness_death_count "$B")
+  systemctl --user stop "$A" "$B"
+  for unit in "$A" "$B"; do
+    [[ $(harness_prop "$unit" ActiveState) == inactive ]] ||
+      harness_fail "round $round: $unit is $(harness_prop "$unit" ActiveState) after a clean stop"
+  done
+  (($(harness_death_count "$A") == da + 1 && $(harness_death_count "$B") == db + 1)) ||
+    harness_fail "round $round: an ExecStopPost= did not run: $A: $(harness_deaths "$A" | tail -n 1), $B: $(harness_deaths "$B" | tail -n 1)"
+  for unit in "$A" "$B"; do
+    [[ $(harness_deaths "$unit" | tail -n 1) == "success exited 0" ]] ||
+      harness_fail "round $round: $unit stopped as \"$(harness_deaths "$unit" | tail -n 1)\""
+  done
+done
+echo "7. both members stopped at once, 3 times: each exited 0 and ran its ExecStopPost="
 
 echo "PASS ($backend)"
