@@ -62,6 +62,7 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/test-lib.sh"
+. "$root/scripts/distro-flags.sh"
 if ! bash "$root/scripts/deps.sh"; then
   echo "sdlive: installing the packages the suite needs failed" >&2
   failed=1 status=1
@@ -71,7 +72,7 @@ fi
 
 jobs=$(nproc)
 all_stages=(default asan tsan)
-long_stages=(fuzz analysis random-faults e2e-defaults packaging coverage hosts)
+long_stages=(fuzz analysis memcheck random-faults e2e-defaults packaging coverage hosts)
 
 configure_and_build() {
   local build=$1; shift
@@ -80,13 +81,22 @@ configure_and_build() {
     { cat "$build.err" >&2; echo "sdlive: build in $build failed" >&2; return 1; }
 }
 
+# The build users run: Debian's flags (-O2, _FORTIFY_SOURCE, the stack
+# protector), warnings as errors. The default stage and every long stage
+# that starts daemons share it.
+build_default() {
+  local flags
+  distro_cmake_flags flags "$root" || { echo "sdlive: dpkg-buildflags failed" >&2; return 1; }
+  configure_and_build "$root/build/test-default" "${flags[@]}"
+}
+
 # The seeded randomized job fault runs (many leader and worker faults per
 # run, minutes each) are the long stage random-faults, not default or asan.
 random_faults='^jobs-random'
 
 stage_default() {
-  configure_and_build "$root/build/test-default" || return 1
-  run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz|hosts-long|deb' -E "$random_faults"
+  build_default || return 1
+  run_ctest "$root/build/test-default" -j"$jobs" -LE 'e2e|fuzz|hosts-long|deb|memcheck' -E "$random_faults"
   run_ctest "$root/build/test-default" -L '^e2e$'
   run_ctest "$root/build/test-default" -L '^e2e-hosts-short$'
 }
@@ -94,33 +104,56 @@ stage_default() {
 # In the default build only: their faults are placed by wall time (a pause
 # past the lease, a takeover window), which the sanitizers' cost would move.
 stage_random-faults() {
-  configure_and_build "$root/build/test-default" || return 1
+  build_default || return 1
   run_ctest "$root/build/test-default" -R "$random_faults"
 }
 
 # Across test hosts (tests/hosts, docs/hosts.md): the long stage, 100
 # seeded nemeses (the default stage runs the short sample).
 stage_hosts() {
-  configure_and_build "$root/build/test-default" || return 1
+  build_default || return 1
   run_ctest "$root/build/test-default" -L '^hosts-long$'
 }
 
 # The Debian packages built, installed into a throwaway root and checked by
 # lintian (tests/packaging/deb.sh, about 2 minutes of a core).
 stage_packaging() {
-  configure_and_build "$root/build/test-default" || return 1
+  build_default || return 1
   run_ctest "$root/build/test-default" -L '^deb$'
 }
 
 stage_e2e-defaults() {
-  configure_and_build "$root/build/test-default" || return 1
+  build_default || return 1
   run_ctest "$root/build/test-default" -L '^(e2e-defaults|e2e-etcd|e2e-random)$'
+}
+
+# Reads of memory that was never set, and invalid accesses, under
+# valgrind's memcheck in the build users run (ASan does not see the first):
+# the library's, the store's, the cluster's and the coordinator's unit tests
+# (labels unit and store) through ctest -T memcheck, then the daemons
+# themselves in fault runs (tests/memcheck). Left out: the tests whose
+# bounds are wall time (label timing, the real-clock hammer of the
+# watchdog, the maintenance pass's pacing), and the allocation failures of
+# test-errpaths, injected by wrapping malloc, which valgrind replaces.
+memcheck_options='--error-exitcode=1 --track-origins=yes --leak-check=no --num-callers=30'
+memcheck_left_out='^(unit-watchdog-threads|unit-errpaths|cluster-unit-maintenance)$'
+stage_memcheck() {
+  local build=$root/build/test-default log
+  build_default || return 1
+  rm -f -- "$build"/Testing/Temporary/MemoryChecker.*.log
+  run_ctest "$build" -T memcheck -j"$jobs" -L '^(unit|store)$' -LE 'timing|python|bench|e2e' \
+    -E "$memcheck_left_out" --overwrite "MemoryCheckCommandOptions=$memcheck_options"
+  # ctest keeps memcheck's own report apart from the test's output.
+  for log in "$build"/Testing/Temporary/MemoryChecker.*.log; do
+    grep -q 'ERROR SUMMARY: [1-9]' "$log" 2>/dev/null && { echo "--- $log"; cat -- "$log"; }
+  done
+  run_ctest "$build" -L '^memcheck$'
 }
 
 stage_asan() {
   configure_and_build "$root/build/test-asan" -DSDLIVE_SANITIZE=address || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install|timing|bench|hosts-long|deb|python' -E "$random_faults"
+    run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install|timing|bench|hosts-long|deb|python|memcheck' -E "$random_faults"
 }
 
 stage_tsan() {
@@ -158,7 +191,7 @@ stage_coverage() {
   configure_and_build "$build" "-DCMAKE_C_FLAGS=--coverage -fprofile-update=atomic" \
     -DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage || return 1
   find "$build" -name '*.gcda' -delete
-  run_ctest "$build" -j"$jobs" -LE 'e2e|fuzz|bench|hosts-long|deb'
+  run_ctest "$build" -j"$jobs" -LE 'e2e|fuzz|bench|hosts-long|deb|memcheck'
   run_check coverage "$root/scripts/coverage.sh" "$build"
 }
 

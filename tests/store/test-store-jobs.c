@@ -20,6 +20,11 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #define SEC UINT64_C(1000000)
 
@@ -400,9 +405,14 @@ static void test_large_run_does_not_starve_the_lease(void **state) {
                       store_backend(s), LARGE_RUN, (unsigned long long) (took / 1000), x.refreshes,
                       x.failures, (unsigned long long) (x.max_usec / 1000),
                       REFRESH_WAIT_SHARE, x.failures ? ": " : "", x.first_error);
-        assert_int_equal(x.failures, 0);
-        assert_true(x.max_usec * REFRESH_WAIT_SHARE <= took);
-        assert_true(x.refreshes >= 2);
+        /* The bounds are wall time shared by two threads: valgrind (the
+         * memcheck stage) runs one thread at a time, so under it only the
+         * run's content is checked. */
+        if (!RUNNING_ON_VALGRIND) {
+                assert_int_equal(x.failures, 0);
+                assert_true(x.max_usec * REFRESH_WAIT_SHARE <= took);
+                assert_true(x.refreshes >= 2);
+        }
         assert_int_equal(store_run_read(s, id, &run), 0);
         assert_int_equal(run.total, LARGE_RUN);
         assert_int_equal(store_job_read(s, id, LARGE_RUN - 1, &j), 0);
