@@ -15,7 +15,7 @@ packages=(
   iproute2 nftables iptables libnetfilter-queue-dev
   etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev
   libelf-dev python3-cffi python3-pytest python3-setuptools python3-pip python3-wheel
-  librsvg2-bin
+  librsvg2-bin valgrind
 )
 
 missing=()
