@@ -11,6 +11,7 @@
 #
 #   operator-output.sh HOSTILE-NAMES SDLIVE-JOBS SDLIVE-CLUSTER JOBS-INSPECT
 set -euo pipefail
+# shellcheck source=lib.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 
 writer=$1 jobs=$2 cluster=$3 jobs_inspect=$4
