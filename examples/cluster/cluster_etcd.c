@@ -9,6 +9,7 @@
 #include "etcd_lease.h"
 #include "log.h"
 #include "options.h"
+#include "printable.h"
 #include "store.h"
 
 /* --inspect's etcd read: an operator's, bounded like a main-loop call. */
@@ -19,6 +20,7 @@ int etcd_inspect(const char *store_url, const char *endpoints, const char *key) 
         struct etcd_client *client = NULL;
         struct etcd_holder holder;
         struct store *s = NULL;
+        char value[PRINTABLE_SIZE(ETCD_VALUE_MAX)];
         int status = EXIT_FAILURE;
 
         if (etcd_client_open(endpoints, &client) < 0) {
@@ -38,7 +40,8 @@ int etcd_inspect(const char *store_url, const char *endpoints, const char *key) 
                 goto out;
         }
         printf("lease=%s held=%d holder=%s generation=%lld remaining_ms=- etcd_lease=%lld\n", LEASE_NAME,
-               holder.held, holder.held ? holder.value : "-", (long long) (holder.held ? holder.create_revision : 0),
+               holder.held, holder.held ? printable(holder.value, value, sizeof(value)) : "-",
+               (long long) (holder.held ? holder.create_revision : 0),
                (long long) (holder.held ? holder.lease : 0));
         printf("log entries=%llu generations=%llu overlaps=%llu\n", (unsigned long long) summary.entries,
                (unsigned long long) summary.generations, (unsigned long long) summary.overlaps);

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "options.h"
+#include "printable.h"
 #include "release_after_death.h"
 #include "store.h"
 #include "supervision.h"
@@ -50,6 +51,7 @@ static int inspect(const char *url) {
         struct store_log_summary summary;
         struct store_lease_info info;
         struct store *s = NULL;
+        char holder[PRINTABLE_SIZE(STORE_NAME_MAX)];
 
         if (store_open_readonly(url, &s) < 0) {
                 log_error("cannot open store %s: %s", url, store_errmsg(NULL));
@@ -61,7 +63,8 @@ static int inspect(const char *url) {
                 return EXIT_FAILURE;
         }
         printf("lease=%s held=%d holder=%s generation=%llu remaining_ms=%llu\n", LEASE_NAME, info.held,
-               info.holder[0] ? info.holder : "-", (unsigned long long) info.generation,
+               info.holder[0] ? printable(info.holder, holder, sizeof(holder)) : "-",
+               (unsigned long long) info.generation,
                (unsigned long long) (info.remaining_usec / 1000));
         printf("log entries=%llu generations=%llu overlaps=%llu\n", (unsigned long long) summary.entries,
                (unsigned long long) summary.generations, (unsigned long long) summary.overlaps);

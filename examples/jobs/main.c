@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "log.h"
+#include "printable.h"
 #include "store.h"
 #include "watch.h"
 
@@ -53,6 +54,7 @@ static int show(struct store *s, size_t max_runs, const char *lease) {
         struct store_run_summary *runs = calloc(max_runs, sizeof(*runs));
         struct store_lease_info info;
         struct store_job j;
+        char name[PRINTABLE_SIZE(STORE_NAME_MAX)], holder[PRINTABLE_SIZE(STORE_NAME_MAX)];
         int64_t claimed;
         int n, r;
 
@@ -78,14 +80,15 @@ static int show(struct store *s, size_t max_runs, const char *lease) {
                 return fail(s, "reading the oldest in-flight job");
         if (r > 0)
                 printf("oldest_in_flight run=%" PRIu64 " job=%u attempt=%u worker=%s age_ms=%" PRId64 "\n",
-                       j.run, j.job, j.attempt, j.worker[0] ? j.worker : "-",
+                       j.run, j.job, j.attempt, j.worker[0] ? printable(j.worker, name, sizeof(name)) : "-",
                        claimed > 0 ? (wall_usec() - claimed) / 1000 : -1);
         else
                 printf("oldest_in_flight none\n");
         if (store_lease_read(s, lease, &info) < 0)
                 return fail(s, "reading the lease");
-        printf("lease=%s held=%s holder=%s generation=%" PRIu64 "\n", lease, info.held ? "yes" : "no",
-               info.holder[0] ? info.holder : "-", info.generation);
+        printf("lease=%s held=%s holder=%s generation=%" PRIu64 "\n", printable(lease, name, sizeof(name)),
+               info.held ? "yes" : "no", info.holder[0] ? printable(info.holder, holder, sizeof(holder)) : "-",
+               info.generation);
         return fflush(stdout) == 0 ? 0 : 1;
 }
 

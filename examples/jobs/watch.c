@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "printable.h"
 #include "watch.h"
 
 #define BAR_MIN 10
@@ -73,6 +74,7 @@ static int frame(struct store *s, struct store_run_summary *runs, size_t max_run
         struct store_job j;
         int64_t claimed;
         char bar[BAR_MAX + 16], when[32];
+        char name[PRINTABLE_SIZE(STORE_NAME_MAX)], holder[PRINTABLE_SIZE(STORE_NAME_MAX)];
         unsigned width = columns() > 66 + BAR_MIN ? columns() - 66 : BAR_MIN;
         time_t now = time(NULL);
         int n, r;
@@ -109,11 +111,14 @@ static int frame(struct store *s, struct store_run_summary *runs, size_t max_run
                 printf("(no runs)\n");
         if (r > 0)
                 printf("oldest in flight: run %" PRIu64 " job %u attempt %u worker %s, %" PRId64 " ms\n", j.run, j.job,
-                       j.attempt, j.worker[0] ? j.worker : "-", claimed > 0 ? (wall_usec() - claimed) / 1000 : -1);
+                       j.attempt, j.worker[0] ? printable(j.worker, name, sizeof(name)) : "-",
+                       claimed > 0 ? (wall_usec() - claimed) / 1000 : -1);
         else
                 printf("oldest in flight: none\n");
-        printf("lease %s: %s%s, generation %" PRIu64 "\n", lease, info.held ? "held by " : "not held",
-               info.held ? (info.holder[0] ? info.holder : "-") : "", info.generation);
+        printf("lease %s: %s%s, generation %" PRIu64 "\n", printable(lease, name, sizeof(name)),
+               info.held ? "held by " : "not held",
+               info.held ? (info.holder[0] ? printable(info.holder, holder, sizeof(holder)) : "-") : "",
+               info.generation);
         if (!tty)
                 putchar('\n');
         fflush(stdout);

@@ -4,7 +4,8 @@
  *
  *   jobs-inspect URL             one line: total, done_count, jobs done,
  *                                missing, redelivered, executed twice+,
- *                                write-log overlaps, lease holder and
+ *                                write-log overlaps, lease holder
+ *                                (escaped as sdlive-jobs does) and
  *                                generation
  *   jobs-inspect URL held NAME   in-flight jobs of run 1 assigned to NAME
  *
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "printable.h"
 #include "store.h"
 
 /* A read that fails is a failure, never "holds nothing". */
@@ -27,6 +29,7 @@ static int summary(struct store *s) {
         struct store_lease_info lease = { 0 };
         struct store_run run;
         struct store_job j;
+        char holder[PRINTABLE_SIZE(STORE_NAME_MAX)];
         uint32_t done = 0;
 
         if (store_run_read(s, 1, &run) < 0)
@@ -42,7 +45,7 @@ static int summary(struct store *s) {
                "overlaps=%llu holder=%s generation=%llu\n",
                run.total, run.done_count, done, run.total - done, run.jobs_redelivered,
                run.jobs_reexecuted, (unsigned long long) log.overlaps,
-               lease.held && lease.holder[0] ? lease.holder : "-",
+               lease.held && lease.holder[0] ? printable(lease.holder, holder, sizeof(holder)) : "-",
                (unsigned long long) lease.generation);
         return 0;
 }

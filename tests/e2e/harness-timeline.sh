@@ -47,14 +47,23 @@ harness_event_ms() {
 
 # At teardown, once the manager is gone: stops the recorder and draws one
 # SVG timeline per injected fault beside the logs (timeline.py), listing
-# each. Never fails the run.
+# each. The drawing gets HARNESS_TIMELINE_TIMEOUT_SEC (default 30) seconds;
+# one that runs out of time or fails is said in the log, with the pictures
+# it finished. Never fails the run.
 harness_timelines() {
   [[ -n ${HARNESS_RECORDER_PID:-} ]] || return 0
   kill -TERM "$HARNESS_RECORDER_PID" 2>/dev/null
-  wait "$HARNESS_RECORDER_PID" 2>/dev/null
+  wait "$HARNESS_RECORDER_PID" 2>/dev/null || true
   HARNESS_RECORDER_PID=
-  local svg
+  local svg rc=0 limit=${HARNESS_TIMELINE_TIMEOUT_SEC:-30} drawn=$HARNESS_LOG_DIR/timelines.list
+  timeout --kill-after=5 "$limit" /usr/bin/python3 "$HARNESS_SOURCE_DIR/timeline.py" "$HARNESS_LOG_DIR" \
+    >"$drawn" 2>>"$HARNESS_LOG_DIR/recorder.err" || rc=$?
   while read -r svg; do
     harness_log "timeline: $svg"
-  done < <(/usr/bin/python3 "$HARNESS_SOURCE_DIR/timeline.py" "$HARNESS_LOG_DIR" 2>>"$HARNESS_LOG_DIR/recorder.err")
+  done <"$drawn"
+  if ((rc == 124 || rc == 137)); then
+    harness_log "timeline: drawing stopped after ${limit} s, $(wc -l <"$drawn") picture(s) finished ($(wc -l <"$HARNESS_LOG_DIR/events.tsv") lines in events.tsv)"
+  elif ((rc != 0)); then
+    harness_log "timeline: drawing failed (exit $rc): $(tail -n 1 "$HARNESS_LOG_DIR/recorder.err")"
+  fi
 }

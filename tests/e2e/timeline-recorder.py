@@ -28,6 +28,10 @@ import time
 
 IN_MODIFY, IN_CREATE, IN_DELETE, IN_MOVED_TO = 0x2, 0x100, 0x200, 0x80
 LINE_MAX = 65536
+# What a field of events.tsv must not hold (the drawer reads it in
+# universal-newline mode, so "\r" too ends a line): "\r" is dropped (CRLF
+# logs), a tab or "\n" becomes a space.
+ONE_FIELD = {ord("\t"): " ", ord("\n"): " ", ord("\r"): None}
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -55,7 +59,10 @@ class Recorder:
                 self.watches[wd] = path
 
     def emit(self, stamp, source, text):
-        self.out.write("%d\t%s\t%s\n" % (stamp, source, text.replace("\t", " ").replace("\r", "")))
+        """One line of events.tsv: a tab or line break in the source (a
+        file name) or the text (a file name too, for fault switches) would
+        start another field or another event, so it becomes a space."""
+        self.out.write("%d\t%s\t%s\n" % (stamp, source.translate(ONE_FIELD), text.translate(ONE_FIELD)))
 
     def read_new(self, directory, name, stamp):
         if name == "events.tsv" or name.endswith(".svg") or name.endswith(".png"):

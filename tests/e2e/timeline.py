@@ -14,10 +14,17 @@ that starts leading, and the fault switch removed. Prints the paths of the
 SVG files.
 
 The SVG is built with xml.etree.ElementTree; every coordinate comes from
-one time scale and one lane layout.
+one time scale and one lane layout. The logs are input, not trusted: every
+control character and every character XML refuses is drawn as \\xHH; a
+keepalive or READY=1 is only the notification field it is (never text
+inside STATUS=); a daemon's event only a line that starts with it. The work
+grows as n log n in the lines read: labels are placed by a sweep over their
+left edges, and each picture reads only the marks in its window.
 
     timeline.py <log dir> [--title TEXT]
 """
+import bisect
+import heapq
 import os
 import re
 import sys
@@ -31,6 +38,14 @@ MAX_SPAN_MS = 30000
 
 NOTIFY = re.compile(r"^(\S+\.service): Got notification message from PID (\d+) \((.*)\)$")
 MANAGER = re.compile(r"^(\S+\.service): (.*)$")
+# The manager logs a notification's fields joined by ", ". Fields whose
+# value is a number or a flag cannot hold ", "; STATUS= and the other free
+# text fields can, so the fields after one of them cannot be told from
+# its text and are not read.
+FIXED_FIELD = re.compile(r"^(READY|RELOADING|STOPPING|WATCHDOG|FDSTORE|FDPOLL|BARRIER|MAINPID|ERRNO|"
+                         r"WATCHDOG_USEC|EXTEND_TIMEOUT_USEC|MONOTONIC_USEC|EXIT_STATUS|NOTIFYACCESS)=[A-Za-z0-9_-]*$")
+# Characters drawn as \xHH: controls (C0, DEL, C1) and what XML 1.0 refuses.
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 # (pattern over a manager line's message, marker kind, label)
 MANAGER_EVENTS = [
@@ -40,6 +55,7 @@ MANAGER_EVENTS = [
     (re.compile(r"^Scheduled restart job, restart counter is at (\d+)\."), "restart", "restart {0} scheduled"),
     (re.compile(r"^Changed \S+ -> start$"), "start", "started"),
 ]
+# (pattern over the start of a unit's log line, after its <N> priority)
 UNIT_EVENTS = [
     (re.compile(r"fault injected: .*(main loop|executor)"), "seen", "daemon hits the wedge"),
     (re.compile(r"health gate closed"), "gate", "health gate closed"),
@@ -48,6 +64,7 @@ UNIT_EVENTS = [
      "lease released (ExecStopPost)"),
     (re.compile(r"elected: leading with generation (\d+)"), "leads", "leads (generation {0})"),
 ]
+PRIORITY = re.compile(r"^<\d>")
 
 COLORS = {"fault": "#c62828", "timeout": "#6a1b9a", "kill": "#6a1b9a", "exit": "#000000",
           "restart": "#ef6c00", "start": "#ef6c00", "ready": "#2e7d32", "release": "#1565c0",
@@ -61,6 +78,36 @@ class Unit:
         self.name = name
         self.keepalives = []   # times (us)
         self.marks = []        # (time us, kind, label)
+        self.index()
+
+    def index(self):
+        """Sorts the marks and keepalives by time, for between()."""
+        self.keepalives.sort()
+        self.marks.sort(key=lambda m: m[0])
+        self.times = [m[0] for m in self.marks]
+        self.changes = sorted((t, k) for t, k, _ in self.marks if k in ("exit", "start", "ready"))
+
+    def between(self, a, b):
+        """The marks with a <= time <= b, in time order."""
+        return self.marks[bisect.bisect_left(self.times, a):bisect.bisect_right(self.times, b)]
+
+
+def printable(text):
+    """text with every control character and every character XML refuses
+    written as \\xHH (its code point, \\uHHHH past U+00FF)."""
+    return UNSAFE.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100
+                      else "\\u%04x" % ord(m.group()), text)
+
+
+def notify_fields(content):
+    """The fields of a notification as the manager logged it, up to the
+    first whose text could hold ", " (STATUS= and the like)."""
+    fields = []
+    for field in content.split(", "):
+        if not FIXED_FIELD.match(field):
+            break
+        fields.append(field)
+    return fields
 
 
 def read_events(log_dir):
@@ -74,7 +121,7 @@ def read_events(log_dir):
             parts = raw.rstrip("\n").split("\t", 2)
             if len(parts) != 3 or not parts[0].isdigit():
                 continue
-            t, source, text = int(parts[0]), parts[1], parts[2]
+            t, source, text = int(parts[0]), printable(parts[1]), printable(parts[2])
             if source == "fault-switch":
                 action, _, name = text.partition(" ")
                 unit_name, dot_service, switch = name.partition(".service")
@@ -92,10 +139,10 @@ def read_events(log_dir):
             elif source == "manager.log":
                 m = NOTIFY.match(text)
                 if m:
-                    content = m.group(3)
-                    if "WATCHDOG=1" in content:
+                    fields = notify_fields(m.group(3))
+                    if "WATCHDOG=1" in fields:
                         unit(m.group(1)).keepalives.append(t)
-                    if "READY=1" in content:
+                    if "READY=1" in fields:
                         unit(m.group(1)).marks.append((t, "ready", "READY=1"))
                     continue
                 m = MANAGER.match(text)
@@ -108,18 +155,27 @@ def read_events(log_dir):
                         if kind == "timeout":
                             limits.add(x.group(1))
             elif source.endswith(".service.log"):
+                message = PRIORITY.sub("", text, count=1)
                 for pattern, kind, label in UNIT_EVENTS:
-                    x = pattern.search(text)
+                    x = pattern.match(message)
                     if x:
                         unit(source[:-len(".log")]).marks.append((t, kind, label.format(*x.groups())))
-    # A SIGKILL exit no watchdog asked for is a crash someone injected.
     for u in units.values():
+        u.index()
+    # A SIGKILL exit no watchdog asked for is a crash someone injected.
+    fault_times = {}
+    for ft, n, _ in faults:
+        fault_times.setdefault(n, []).append(ft)
+    for u in units.values():
+        asked = [t for t, k, _ in u.marks if k in ("timeout", "kill")]
+        near = sorted(fault_times.get(u.name, []))
         for t, kind, label in u.marks:
             if kind == "exit" and "KILL" in label:
-                asked = any(k in ("timeout", "kill") and t - 10_000_000 <= s <= t for s, k, _ in u.marks)
-                injected = any(n == u.name and abs(ft - t) < 2_000_000 for ft, n, _ in faults)
-                if not asked and not injected:
+                i = bisect.bisect_left(asked, t - 10_000_000)
+                j = bisect.bisect_right(near, t - 2_000_000)
+                if not (i < len(asked) and asked[i] <= t) and not (j < len(near) and near[j] < t + 2_000_000):
                     faults.append((t, u.name, "fault: SIGKILL (crash)"))
+                    bisect.insort(near, t)
     faults.sort()
     return units, faults, limits
 
@@ -141,9 +197,13 @@ def window(units, group, next_t0):
     t0 = group[0][0]
     limit = min(next_t0 - 1000, t0 + MAX_SPAN_MS * 1000)
 
-    def first(times):
-        times = sorted(t for t in times if t0 <= t < limit)
-        return times[:1]
+    def first(u, kinds, after=None):
+        """The time of u's first mark of one of kinds in [t0, limit) (and
+        after `after`), as a list of at most one."""
+        for t, k, _ in u.between(t0, limit):
+            if k in kinds and t < limit and (after is None or t > after):
+                return [t]
+        return []
 
     ends = []
     faulted = [name for _, name, _ in group]
@@ -151,50 +211,68 @@ def window(units, group, next_t0):
         u = units.get(name)
         if not u:
             continue
-        exits = first(t for t, k, _ in u.marks if k == "exit")
+        exits = first(u, ("exit",))
         if exits:
-            again = first(t for t, k, _ in u.marks if k == "ready" and t > exits[0])
-            ends += again or exits
+            ends += first(u, ("ready",), exits[0]) or exits
     for kind in ("leads", "release"):
-        ends += first(t for u in units.values() for t, k, _ in u.marks if k == kind)
+        ends += sorted(t for u in units.values() for t in first(u, (kind,)))[:1]
     end = max(ends) + AFTER_MS * 1000 if ends else t0 + DEFAULT_SPAN_MS * 1000
     end = min(end, limit)
     start = t0 - BEFORE_MS * 1000
     lanes = list(dict.fromkeys(faulted))
     for u in sorted(units.values(), key=lambda x: x.name):
-        if u.name not in lanes and any(t0 <= t <= end and k in ("leads", "release", "exit")
-                                       for t, k, _ in u.marks):
+        if u.name not in lanes and any(k in ("leads", "release", "exit") for _, k, _ in u.between(t0, end)):
             lanes.append(u.name)
     return start, end, lanes
 
 
 def lane_marks(u, group, start, end):
-    marks = [(t, k, l) for t, k, l in u.marks if start <= t <= end]
+    marks = list(u.between(start, end))
     marks += [(t, "fault", label) for t, name, label in group if name == u.name]
     # The last keepalive before each exit (or before the window ends), once.
     since = start
     for t_exit in [t for t, k, _ in marks if k == "exit"] or [end]:
-        before = [k for k in u.keepalives if since <= k <= t_exit]
-        if before and (t_exit != end or any(k == "fault" for _, k, _ in marks)):
-            marks.append((before[-1], "last", "last keepalive"))
+        lo = bisect.bisect_left(u.keepalives, since)
+        hi = bisect.bisect_right(u.keepalives, t_exit)
+        if hi > lo and (t_exit != end or any(k == "fault" for _, k, _ in marks)):
+            marks.append((u.keepalives[hi - 1], "last", "last keepalive"))
         since = t_exit
     return sorted(marks, key=lambda m: m[0])
 
 
 def states(u, start, end):
     """(from, to, state) intervals: up, down (exit to start), starting (start to READY=1)."""
-    before = [(t, k) for t, k, _ in u.marks if t < start and k in ("exit", "start", "ready")]
-    state = {"exit": "down", "start": "starting", "ready": "up"}[before[-1][1]] if before else "up"
+    state_of = {"exit": "down", "start": "starting", "ready": "up"}
+    i = bisect.bisect_left(u.changes, (start,))
+    state = state_of[u.changes[i - 1][1]] if i else "up"
     out, since = [], start
-    for t, k, _ in sorted(u.marks):
-        if not start <= t <= end or k not in ("exit", "start", "ready"):
-            continue
-        new = {"exit": "down", "start": "starting", "ready": "up"}[k]
+    for t, k in u.changes[i:bisect.bisect_right(u.changes, (end, "~"))]:
+        new = state_of[k]
         if new != state:
             out.append((since, t, state))
             state, since = new, t
     out.append((since, end, state))
     return out
+
+
+def place_labels(spans):
+    """Rows for labels spanning (x0, x1) each: a label goes in the lowest
+    row where it touches no label already there. A sweep over the left
+    edges, O(n log n): rows whose last label ends before this one starts
+    are free again, and the lowest free row is taken."""
+    rows = [0] * len(spans)
+    busy, free, n_rows = [], [], 0   # busy: (right edge, row); free: rows
+    for i in sorted(range(len(spans)), key=lambda i: spans[i][0]):
+        x0, x1 = spans[i]
+        while busy and busy[0][0] < x0:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            row = heapq.heappop(free)
+        else:
+            row, n_rows = n_rows, n_rows + 1
+        rows[i] = row
+        heapq.heappush(busy, (x1, row))
+    return rows
 
 
 def nice_step(span_ms):
@@ -220,18 +298,15 @@ def draw(units, group, next_t0, limits, title, path_svg, path_txt):
     for name in lanes:
         u = units.get(name) or Unit(name)
         marks = lane_marks(u, group, start, end)
-        rows, placed = [], []
+        labels, spans = [], []
         for t, kind, label in marks:
             text = "%s %+d ms" % (label, ms(t))
             # Right of the mark, or left of it where it would leave the plot.
             flip = x(t) + 6.6 * len(text) + 6 > width - 4
-            x0, x1 = (x(t) - 6.6 * len(text) - 6, x(t) + 3) if flip else (x(t) - 3, x(t) + 6.6 * len(text) + 6)
-            row = 0
-            while any(r == row and not (x1 < a or x0 > b) for r, a, b in placed):
-                row += 1
-            placed.append((row, x0, x1))
-            rows.append((t, kind, text, row, flip))
+            spans.append((x(t) - 6.6 * len(text) - 6, x(t) + 3) if flip else (x(t) - 3, x(t) + 6.6 * len(text) + 6))
+            labels.append((t, kind, text, flip))
             text_lines.append((t, name, text))
+        rows = [(t, kind, text, row, flip) for (t, kind, text, flip), row in zip(labels, place_labels(spans))]
         n_rows = max([r[3] for r in rows], default=-1) + 1
         height = 40 + 16 * n_rows
         layout.append((name, u, y, height, rows))
@@ -266,10 +341,9 @@ def draw(units, group, next_t0, limits, title, path_svg, path_txt):
             if x(b) - x(a) > 60:
                 ET.SubElement(svg, "text", x=str(x(a) + 4), y=str(ly + 22), fill="#888",
                               style="font-size:10px").text = state
-        for k in u.keepalives:
-            if start <= k <= end:
-                ET.SubElement(svg, "line", x1=str(x(k)), y1=str(ly + 10), x2=str(x(k)), y2=str(ly + 26),
-                              stroke="#0277bd", **{"stroke-width": "1.5"})
+        for k in u.keepalives[bisect.bisect_left(u.keepalives, start):bisect.bisect_right(u.keepalives, end)]:
+            ET.SubElement(svg, "line", x1=str(x(k)), y1=str(ly + 10), x2=str(x(k)), y2=str(ly + 26),
+                          stroke="#0277bd", **{"stroke-width": "1.5"})
         for t, kind, text, row, flip in rows:
             color = COLORS.get(kind, "#555")
             label_y = ly + 44 + 16 * row
@@ -301,7 +375,7 @@ def main():
         sys.exit(__doc__)
     log_dir, title = args[0], None
     if len(args) == 3 and args[1] == "--title":
-        title = args[2]
+        title = printable(args[2])
     units, faults, limits = read_events(log_dir)
     groups = group_faults(faults)
     for n, group in enumerate(groups, 1):
@@ -310,7 +384,7 @@ def main():
         name = title or "%s: %s" % (", ".join(kinds), ", ".join(dict.fromkeys(u for _, u, _ in group)))
         svg = os.path.join(log_dir, "timeline-%d.svg" % n)
         draw(units, group, next_t0, limits, name, svg, os.path.join(log_dir, "timeline-%d.txt" % n))
-        print(svg)
+        print(svg, flush=True)
 
 
 if __name__ == "__main__":
