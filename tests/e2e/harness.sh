@@ -18,6 +18,10 @@
 #
 # Environment:
 #   SDLIVE_BUILD_DIR      build tree to install from (required)
+#   SDLIVE_E2E_PACKAGE_ROOT  a root the build's Debian packages were unpacked
+#                         into (dpkg --root): the units and programs under
+#                         test are the packaged ones instead of the
+#                         build's install (tests/packaging/deb.sh)
 #   SDLIVE_E2E_LOG_DIR    unit output, death records, manager log
 #                         (default: a new directory under /tmp)
 #   SDLIVE_E2E_WATCHDOG   scaled WatchdogSec= for armed units (default 1s)
@@ -403,8 +407,12 @@ harness_install_build() {
   [[ -d $HARNESS_PREFIX ]] ||
     harness_fail "install prefix $HARNESS_PREFIX does not exist on this host"
 
-  DESTDIR=$HARNESS_STAGE cmake --install "$SDLIVE_BUILD_DIR" >"$HARNESS_LOG_DIR/install.log" ||
-    harness_fail "cmake --install failed, see $HARNESS_LOG_DIR/install.log"
+  if [[ -n ${SDLIVE_E2E_PACKAGE_ROOT:-} ]]; then
+    HARNESS_STAGE=$SDLIVE_E2E_PACKAGE_ROOT
+  else
+    DESTDIR=$HARNESS_STAGE cmake --install "$SDLIVE_BUILD_DIR" >"$HARNESS_LOG_DIR/install.log" ||
+      harness_fail "cmake --install failed, see $HARNESS_LOG_DIR/install.log"
+  fi
   [[ -n $(harness_units) ]] ||
     harness_fail "the build installed no units into $HARNESS_UNIT_DIR (no daemons built?)"
 

@@ -11,6 +11,9 @@
 #     machine's own package database is not touched), the packaged daemons
 #     run, the packaged units' ExecStart= name them, and a consumer builds
 #     against that root through pkg-config and find_package(sdlive) and runs;
+#   - the cluster's failover under a real systemd manager, with the packaged
+#     programs and the packaged sdlive-cluster@.service as shipped
+#     (tests/e2e/cluster-failover.sh over that root);
 #   - lintian reports nothing beyond the residue listed in lintian-residue.
 #   deb.sh <source dir> <consumer source dir> <cc>
 set -eu
@@ -142,6 +145,17 @@ cmake -S "$consumer" -B "$work/consumer" -DCMAKE_C_COMPILER="$cc" \
         -DCMAKE_PREFIX_PATH="$root/usr" >"$work/consumer.log" 2>&1 &&
         cmake --build "$work/consumer" >>"$work/consumer.log" 2>&1 &&
         "$work/consumer/consumer" || { cat "$work/consumer.log"; fail "find_package consumer"; }
+
+echo "== the cluster's failover from the packages, under a real systemd manager"
+start=$(date +%s)
+if SDLIVE_BUILD_DIR=$work/build SDLIVE_E2E_PACKAGE_ROOT=$root SDLIVE_E2E_LOG_DIR=$work/e2e \
+        bash "$src/tests/e2e/cluster-failover.sh" sqlite >"$work/e2e.log" 2>&1; then
+        grep -E '^ *[0-9]\. |^PASS' "$work/e2e.log"
+        echo "(the failover took $(($(date +%s) - start)) s)"
+else
+        cat "$work/e2e.log"
+        fail "the cluster's failover with the packaged daemon and unit"
+fi
 
 echo "== lintian"
 start=$(date +%s)
