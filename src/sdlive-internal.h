@@ -143,10 +143,11 @@ int sdlive_clock_poll(const sdlive *d, struct pollfd *fds, nfds_t n, uint64_t ti
  * so kept off the not-due pet path. */
 bool sdlive_owner(const sdlive *d);
 
-/* notify-address.c: parses NOTIFY_SOCKET. 1 and *out filled; 0 unset or
- * empty; -EAFNOSUPPORT neither an absolute path, "@name" nor a vsock
- * address; -EINVAL malformed or too long, or a vsock address naming no peer
- * (CID empty or VMADDR_CID_ANY, port VMADDR_PORT_ANY). */
+/* notify-address.c: parses NOTIFY_SOCKET. 1 and every field of *out
+ * filled (zeroed first); 0 unset or empty; -EAFNOSUPPORT neither an
+ * absolute path, "@name" nor a vsock address; -EINVAL malformed or too
+ * long, or a vsock address naming no peer (CID empty or VMADDR_CID_ANY,
+ * port VMADDR_PORT_ANY). Other than 1: *out all zero (len 0, AF_UNSPEC). */
 int sdlive_notify_parse_address(const char *env, sdlive_notify_address *out);
 
 /* notify.c */
@@ -223,8 +224,8 @@ typedef struct sdlive_stall {
         uint64_t limit_usec;   /* its max_silence_usec */
 } sdlive_stall;
 /* On the due-pet path: true when a registered, unparked loop has been
- * silent past its limit at now, with *ret describing the one of longest
- * overrun; false when every loop moves. Remembers that loop (or none) as
+ * silent past its limit at now, with every field of *ret describing the
+ * one of longest overrun; false when every loop moves (*ret untouched). Remembers that loop (or none) as
  * stalled_loop, whose next beat makes a keepalive due at once. Sends
  * nothing. */
 bool sdlive_progress_check(sdlive *d, uint64_t now, sdlive_stall *ret);

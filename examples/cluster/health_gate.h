@@ -28,7 +28,7 @@ struct health_gate {
         bool open;
 };
 
-/* An open gate. checks 0 means 1. */
+/* An open gate: every field of *g set. checks 0 means 1. */
 void health_gate_init(struct health_gate *g, uint64_t stale_usec, unsigned checks);
 
 /* Records one observation of the main loop's last pet age and returns

@@ -46,7 +46,8 @@ uint64_t lease_act_deadline(uint64_t ttl_usec, uint64_t started);
 
 /* The store's own lease (store_lease_refresh/release as (name, holder,
  * generation)), on the refresher's own handle with its lock timeout (c's,
- * else a quarter of the refresh interval). 0 or -errno (logged). */
+ * else a quarter of the refresh interval). 0 with every field of *ret
+ * set, or -errno (logged) with *ret untouched. */
 int lease_store_backend_open(const struct lease_config *c, uint64_t generation, struct lease_backend *ret);
 
 #if SDLIVE_CLUSTER_ETCD

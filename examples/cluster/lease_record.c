@@ -86,9 +86,11 @@ int lease_record_check(const char *path, char *why, size_t size) {
         return r;
 }
 
-/* Field 3 (state) and field 22 (start time) of /proc/PID/stat. */
+/* Field 3 (state) and field 22 (start time) of /proc/PID/stat; both
+ * untouched on failure. */
 static int process_stat(pid_t pid, char *state, uint64_t *start_time) {
-        char path[64], text[1024], *p;
+        char path[64], text[1024], *p, found_state;
+        unsigned long long value;
         ssize_t n;
         int fd;
 
@@ -106,8 +108,8 @@ static int process_stat(pid_t pid, char *state, uint64_t *start_time) {
         p = strrchr(text, ')');
         if (!p || p[1] != ' ' || !p[2])
                 return -EBADMSG;
-        *state = p[2];
         p += 2;
+        found_state = *p;
         for (int field = 3; field < 22; field++) {
                 p = strchr(p, ' ');
                 if (!p)
@@ -115,8 +117,12 @@ static int process_stat(pid_t pid, char *state, uint64_t *start_time) {
                 p++;
         }
         errno = 0;
-        *start_time = strtoull(p, &p, 10);
-        return errno || (*p != ' ' && *p != '\n' && *p != '\0') ? -EBADMSG : 0;
+        value = strtoull(p, &p, 10);
+        if (errno || (*p != ' ' && *p != '\n' && *p != '\0'))
+                return -EBADMSG;
+        *state = found_state;
+        *start_time = value;
+        return 0;
 }
 
 int lease_record_this_process(struct lease_record *r) {
@@ -237,6 +243,7 @@ static int parse(char *text, struct lease_record *r) {
 
 static int read_at(int dir_fd, const char *name, struct lease_record *ret) {
         char text[LEASE_RECORD_SIZE_MAX + 1];
+        struct lease_record rec = { 0 };
         struct stat st;
         ssize_t n;
         int fd, r;
@@ -268,8 +275,9 @@ static int read_at(int dir_fd, const char *name, struct lease_record *ret) {
                 goto out;
         }
         text[n] = '\0';
-        *ret = (struct lease_record) { 0 };
-        r = strlen(text) == (size_t) n ? parse(text, ret) : -EBADMSG;
+        r = strlen(text) == (size_t) n ? parse(text, &rec) : -EBADMSG;
+        if (r == 0)
+                *ret = rec;
 out:
         close(fd);
         return r;

@@ -65,7 +65,8 @@ const char *lease_record_invocation(void);
  * be written stops the daemon instead of quietly disabling the release. */
 int lease_record_check(const char *path, char *why, size_t size);
 
-/* Sets r->pid and r->start_time to this process's. 0 or -errno. */
+/* Sets r->pid and r->start_time to this process's, and no other field
+ * (the caller's own). 0, or -errno with r->start_time untouched. */
 int lease_record_this_process(struct lease_record *r);
 
 /* Whether the process r names has ended: 1 gone (no such pid, another
@@ -79,9 +80,10 @@ int lease_record_process_gone(const struct lease_record *r);
  * file named by mistake — is left alone: -EEXIST. 0 or -errno. */
 int lease_record_write(const char *path, const struct lease_record *r);
 
-/* Reads and validates path. 0, -ENOENT (no record), -EPERM (not a regular
- * file of ours, writable by others, or in a directory that is not private
- * to its owner), -EFBIG, -EBADMSG (malformed), or another -errno. */
+/* Reads and validates path. 0 with every field of *ret set, or -ENOENT
+ * (no record), -EPERM (not a regular file of ours, writable by others, or
+ * in a directory that is not private to its owner), -EFBIG, -EBADMSG
+ * (malformed), or another -errno, with *ret untouched. */
 int lease_record_read(const char *path, struct lease_record *ret);
 
 /* Removes the record if it is a record of ours that still names this

@@ -92,9 +92,9 @@ size_t maintenance_list_size(uint64_t max_rate, uint64_t last_write_usec);
 /* Runs one pass. Returns a MAINTENANCE_* code (a list refused by the
  * fence, -ESTALE, is MAINTENANCE_LEASE_LOST), or the store's -errno when
  * it stayed unavailable through a few retries of the whole list or failed
- * for good (see store_errmsg(m->store)). stats is filled in every case,
- * counted per item: items examined, and of the lists committed, the items
- * that changed their row. */
+ * for good (see store_errmsg(m->store)). Every field of stats is written
+ * in every case, counted per item: items examined, and of the lists
+ * committed, the items that changed their row. */
 int maintenance_pass(const struct maintenance *m, struct maintenance_stats *stats);
 
 #endif

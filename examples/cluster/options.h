@@ -49,8 +49,10 @@ typedef struct cluster_options {
         char *derived_record;
 } cluster_options;
 
-/* Fills o from the command line and the environment; derived strings are
- * owned by o (cluster_options_free()). Exits 0 after --help or --version,
+/* Fills o from the command line and the environment over the defaults the
+ * caller set in it: o is read, so every field must be set on entry (a
+ * designated initialiser; a field not named is 0, "not given"). Derived
+ * strings are owned by o (cluster_options_free()). Exits 0 after --help or --version,
  * 2 on bad usage (a value out of range, a contradiction, something that
  * cannot be derived), 1 when out of memory. */
 void cluster_options_parse(int argc, char **argv, cluster_options *o);

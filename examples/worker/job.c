@@ -50,14 +50,13 @@ int job_from_payload(const char *payload, job *ret) {
         char tail;
 
         if (strcmp(payload, "noop") == 0)
-                ret->kind = JOB_NOOP;
+                *ret = (job) { .kind = JOB_NOOP };
         else if (strcmp(payload, "checksum") == 0)
-                ret->kind = JOB_CHECKSUM;
+                *ret = (job) { .kind = JOB_CHECKSUM };
         else if (sscanf(payload, "spin %" SCNu64 "%c", &usec, &tail) == 1 && payload[5] >= '0' &&
-                 payload[5] <= '9' && usec <= JOB_SPIN_MAX_USEC) {
-                ret->kind = JOB_SPIN;
-                ret->spin_usec = usec;
-        } else
+                 payload[5] <= '9' && usec <= JOB_SPIN_MAX_USEC)
+                *ret = (job) { .kind = JOB_SPIN, .spin_usec = usec };
+        else
                 return -EINVAL;
         return 0;
 }

@@ -28,19 +28,23 @@ typedef struct job_result {
 } job_result;
 
 /* Runs job on the executor thread and fills result (id and value; the
- * executor measures the duration). Must not block indefinitely. */
+ * executor zeroes it first and measures the duration). Must not block
+ * indefinitely. */
 typedef void (*job_fn)(const job *j, job_result *result);
 
 /* The built-in job: FNV-1a checksum of a 64 KiB buffer generated from the
  * job's seed — a few tens of microseconds of real CPU work. */
 void job_checksum(const job *j, job_result *result);
 
-/* Parses an ASSIGN payload into *ret's kind: "noop", "checksum" or
- * "spin <usec>" (docs/jobs.md). -EINVAL for anything else. */
+/* Parses an ASSIGN payload: "noop", "checksum" or "spin <usec>"
+ * (docs/jobs.md). 0 with every field of *ret written: its kind and
+ * spin_usec (0 but for a spin), id and seed 0 for the caller to set; or
+ * -EINVAL for anything else, *ret untouched. */
 int job_from_payload(const char *payload, job *ret);
 
-/* Runs any kind of job (a job_fn). Stamps progress when it starts, after
- * each slice of a long job and when it ends. */
+/* Runs any kind of job (a job_fn): writes id, value and outcome, every
+ * field but the duration. Stamps progress when it starts, after each
+ * slice of a long job and when it ends. */
 void job_run(const job *j, job_result *result);
 
 /* CLOCK_MONOTONIC time of the last progress stamp of job_run(): the

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -147,8 +148,23 @@ static void gate_off_and_untracked_pets_stay_open(void **state) {
         sdlive_free(untracked);
 }
 
+/* Every field of the gate is set over what an uninitialised struct holds. */
+static void init_sets_the_whole_gate(void **state) {
+        struct health_gate g;
+
+        (void) state;
+        memset(&g, 0xa5, sizeof(g));
+        health_gate_init(&g, STALE, 0);
+        assert_int_equal(g.stale_usec, STALE);
+        assert_int_equal(g.checks, 1);
+        assert_int_equal(g.stale_run, 0);
+        assert_int_equal(g.fresh_run, 0);
+        assert_int_equal(*(const unsigned char *) &g.open, 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(init_sets_the_whole_gate),
                 cmocka_unit_test_setup_teardown(healthy_loop_keeps_gate_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(wedged_loop_closes_gate_after_consecutive_stale_checks,
                                                 setup, teardown),

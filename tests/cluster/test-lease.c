@@ -19,6 +19,7 @@
 #include "cluster-test-util.h"
 #include "harness.h"
 #include "lease.h"
+#include "lease_backend.h"
 
 #define MSEC SDLIVE_USEC_PER_MSEC
 #define TTL (600 * MSEC)
@@ -365,6 +366,30 @@ static void bad_arguments(void **state) {
         assert_null(lease_holder_stop(NULL, true));
 }
 
+/* The store's backend for the refresher is written whole over what an
+ * uninitialised struct holds, and left as it was when it cannot open. */
+static void store_backend_open_fills_the_whole_backend(void **state) {
+        fixture *f = *state;
+        struct lease_backend b, before;
+        struct lease_config c = f->c;
+
+        memset(&b, 0xa5, sizeof(b));
+        memcpy(&before, &b, sizeof(b));
+        c.store_url = "nonsense:";
+        assert_true(lease_store_backend_open(&c, 1, &b) < 0);
+        assert_memory_equal(&b, &before, sizeof(b));
+
+        assert_int_equal(lease_store_backend_open(&f->c, 1, &b), 0);
+        assert_true(b.ctx != NULL && b.ctx != before.ctx);
+        assert_true(b.renew != NULL && b.renew != before.renew);
+        assert_true(b.release != NULL && b.release != before.release);
+        assert_true(b.errmsg != NULL && b.errmsg != before.errmsg);
+        assert_true(b.reconnect != NULL && b.reconnect != before.reconnect);
+        assert_true(b.close != NULL && b.close != before.close);
+        assert_int_equal(*(const unsigned char *) &b.release_when_lost, 0);
+        b.close(b.ctx);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(refresh_keeps_the_lease, setup, teardown),
@@ -378,6 +403,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(closed_gate_releases_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(refresher_takes_the_handle_opened_before, setup, teardown),
                 cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
+                cmocka_unit_test_setup_teardown(store_backend_open_fills_the_whole_backend, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,6 +111,8 @@ static void full_pass_changes_what_it_should(void **state) {
         struct maintenance_stats st;
         uint64_t age;
 
+        /* Every field is written over what an uninitialised struct holds. */
+        memset(&st, 0xa5, sizeof(st));
         assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
         assert_int_equal(st.items, BLOBS + ARTIFACT_ROWS + NODES);
         assert_int_equal(st.blobs_deleted, BLOBS / 3);
@@ -127,10 +129,18 @@ static void full_pass_changes_what_it_should(void **state) {
          * 70 artifacts in 2, 10 nodes in 1. */
         assert_int_equal(log_entries(f), BLOBS / 3 + 70 + NODES / 4);
         assert_int_equal(st.transactions, 16 + 2 + 1);
+        assert_true(st.longest_list >= 64 && st.longest_list <= MAINTENANCE_WRITES_PER_TRANSACTION_MAX);
+        assert_true(st.duration_usec > 0 && st.duration_usec < 60 * SDLIVE_USEC_PER_SEC);
 
         /* A second pass finds nothing left to do. */
+        memset(&st, 0xa5, sizeof(st));
         assert_int_equal(maintenance_pass(&m, &st), MAINTENANCE_DONE);
+        assert_int_equal(st.items, BLOBS + ARTIFACT_ROWS - 70 + NODES); /* the pruned rows are gone */
         assert_int_equal(st.blobs_deleted + st.artifacts_pruned + st.nodes_missing, 0);
+        assert_int_equal(st.rejected, 0);
+        assert_int_equal(st.transactions, 0);
+        assert_true(st.longest_list >= 64 && st.longest_list <= MAINTENANCE_WRITES_PER_TRANSACTION_MAX);
+        assert_true(st.duration_usec > 0 && st.duration_usec < 60 * SDLIVE_USEC_PER_SEC);
 }
 
 static void lease_loss_stops_the_pass_at_once(void **state) {

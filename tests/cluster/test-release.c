@@ -383,6 +383,39 @@ static void refuses_untrusted_records(void **state) {
         assert_int_equal(release_after_death(&f->c), RELEASE_DONE);
 }
 
+/* A record read writes every field over what an uninitialised struct
+ * holds; a record refused leaves the struct as it was, although its
+ * first lines parsed. */
+static void record_read_fills_all_or_nothing(void **state) {
+        fixture *f = *state;
+        struct lease_record r, before;
+        char text[LEASE_RECORD_SIZE_MAX];
+        int pid;
+
+        a_leads_and_records(f);
+        memset(&r, 0xa5, sizeof(r));
+        assert_int_equal(lease_record_read(f->record, &r), 0);
+        assert_non_null(memchr(r.lease, '\0', sizeof(r.lease)));
+        assert_string_equal(r.lease, "cluster");
+        assert_non_null(memchr(r.holder, '\0', sizeof(r.holder)));
+        assert_string_equal(r.holder, "a");
+        assert_int_equal(r.generation, f->generation);
+        assert_non_null(memchr(r.invocation, '\0', sizeof(r.invocation)));
+        assert_string_equal(r.invocation, INVOCATION);
+        assert_true(r.pid > 1);
+        assert_true(r.start_time > 0 && r.start_time < UINT64_C(0xa5a5a5a5a5a5a5a5));
+        pid = (int) r.pid;
+
+        /* Malformed only on its last line. */
+        snprintf(text, sizeof(text), "sdlive-lease-record 2\nlease=cluster\nholder=a\ngeneration=%llu\n"
+                 "invocation=" INVOCATION "\npid=%d\nstart=01\n", (unsigned long long) f->generation, pid);
+        write_text(f->record, text);
+        memset(&r, 0xa5, sizeof(r));
+        memcpy(&before, &r, sizeof(r));
+        assert_int_equal(lease_record_read(f->record, &r), -EBADMSG);
+        assert_memory_equal(&r, &before, sizeof(r));
+}
+
 /* Writing never follows a symlink planted at the temporary path, and
  * replaces a symlink planted at the record path. */
 static void writing_follows_no_symlink(void **state) {
@@ -468,6 +501,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(refuses_a_directory_others_can_write, setup, teardown),
                 cmocka_unit_test_setup_teardown(unreachable_store_leaves_the_lease, setup, teardown),
                 cmocka_unit_test_setup_teardown(refuses_untrusted_records, setup, teardown),
+                cmocka_unit_test_setup_teardown(record_read_fills_all_or_nothing, setup, teardown),
                 cmocka_unit_test_setup_teardown(writing_follows_no_symlink, setup, teardown),
                 cmocka_unit_test_setup_teardown(leaves_what_is_not_a_record_alone, setup, teardown),
                 cmocka_unit_test(record_path_rejects_names_that_are_not_file_names),

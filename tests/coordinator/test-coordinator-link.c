@@ -131,11 +131,14 @@ static void assign_result_roundtrip(void **state) {
         fd = accept_hello(f, 0, dec);
         assert_string_equal(coordinator_link_address(f->link), f->path[0]);
 
+        /* Every field is written over what an uninitialised struct holds. */
+        memset(&a, 0xa5, sizeof(a));
         assert_int_equal(frame_send(fd, &out, 1000), 0);
         assert_int_equal(receive_within(f->link, &a, 1000), 1);
         assert_int_equal(a.run, 7);
         assert_int_equal(a.job, 42);
         assert_int_equal(a.attempt, 3);
+        assert_non_null(memchr(a.payload, '\0', sizeof(a.payload)));
         assert_string_equal(a.payload, "spin 10");
         assert_memory_equal(a.token, out.assign.token, FRAME_TOKEN_SIZE);
 

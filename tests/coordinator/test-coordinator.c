@@ -481,10 +481,69 @@ static void default_window_claimed_in_one_batch(void **state) {
         close(fd);
 }
 
+/* Every field of the statistics is written, from a pattern an
+ * uninitialised struct may hold: while serving, at the final stop, and
+ * for no coordinator at all. */
+static void stats_fill_the_whole_struct(void **state) {
+        struct fixture *f = *state;
+        struct coordinator_stats st;
+        int fd = connect_worker(f);
+        frame_decoder *dec;
+        frame a;
+
+        assert_int_equal(frame_decoder_new(&dec), 0);
+        send_hello(fd, "worker-1");
+        expect_assign(fd, dec, &a);
+        memset(&st, 0xa5, sizeof(st));
+        coordinator_stats(f->c, &st);
+        assert_int_equal(st.connections, 1);
+        assert_true(st.assigned >= 1 && st.assigned <= COORDINATOR_WINDOW_MAX);
+        assert_int_equal(st.counted, 0);
+        assert_int_equal(st.duplicates, 0);
+        assert_int_equal(st.stale, 0);
+        assert_int_equal(st.requeued, 0);
+        assert_int_equal(st.reaped, 0);
+        assert_int_equal(st.protocol_errors, 0);
+        assert_int_equal(st.refused, 0);
+        assert_true(st.batches >= 1 && st.batches <= st.assigned);
+
+        send_result(fd, &a);
+        close(fd);
+        memset(&st, 0xa5, sizeof(st));
+        f->c = coordinator_stop_final(f->c, &st);
+        assert_null(f->c);
+        assert_int_equal(st.connections, 1);
+        assert_true(st.assigned >= 1 && st.assigned <= COORDINATOR_WINDOW_MAX);
+        assert_true(st.counted <= 1);
+        assert_int_equal(st.duplicates, 0);
+        assert_int_equal(st.stale, 0);
+        assert_true(st.requeued <= st.assigned);
+        assert_int_equal(st.reaped, 0);
+        assert_int_equal(st.protocol_errors, 0);
+        assert_int_equal(st.refused, 0);
+        assert_true(st.batches >= 1 && st.batches <= COORDINATOR_WINDOW_MAX + 1);
+
+        /* No coordinator: zero, not what the struct held. */
+        memset(&st, 0xa5, sizeof(st));
+        coordinator_stats(NULL, &st);
+        assert_int_equal(st.connections, 0);
+        assert_int_equal(st.assigned, 0);
+        assert_int_equal(st.batches, 0);
+        assert_int_equal(st.refused, 0);
+        memset(&st, 0xa5, sizeof(st));
+        assert_null(coordinator_stop_final(NULL, &st));
+        assert_int_equal(st.connections, 0);
+        assert_int_equal(st.counted, 0);
+        assert_int_equal(st.requeued, 0);
+        assert_int_equal(st.batches, 0);
+        frame_decoder_free(dec);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
                 T(dispatch_and_record),
+                T(stats_fill_the_whole_struct),
                 T(default_window_claimed_in_one_batch),
                 T(malformed_frame_closes_that_connection_only),
                 T(oversized_frame_closes_that_connection_only),

@@ -3,7 +3,8 @@
  * The worker's job-executor thread (examples/worker/executor.c): a batch
  * of jobs runs in order, the results that finish before the main loop
  * looks share one wake-up, a new batch waits until every result was
- * taken, and the jobs of a batch not started yet can be dropped.
+ * taken, and the jobs of a batch not started yet can be dropped; a
+ * job parsed from its payload, and its result, are written whole.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include <cmocka.h>
 
 #include "executor.h"
+#include "job.h"
 
 /* The ids of the jobs run, in the order they ran. */
 static _Atomic unsigned n_ran;
@@ -127,10 +130,54 @@ static void jobs_not_started_are_dropped(void **state) {
         assert_int_equal(ran[1], 2);
 }
 
+/* Every field is written over what an uninitialised struct holds; a
+ * payload refused leaves the job as it was. */
+static void payload_and_result_are_written_whole(void **state) {
+        static const struct {
+                const char *payload;
+                enum job_kind kind;
+                uint64_t spin_usec;
+        } cases[] = {
+                { "noop", JOB_NOOP, 0 },
+                { "checksum", JOB_CHECKSUM, 0 },
+                { "spin 2500", JOB_SPIN, 2500 },
+        };
+        job j, before;
+        job_result r;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                memset(&j, 0xa5, sizeof(j));
+                assert_int_equal(job_from_payload(cases[i].payload, &j), 0);
+                assert_int_equal(j.kind, cases[i].kind);
+                assert_int_equal(j.spin_usec, cases[i].spin_usec);
+                assert_int_equal(j.id, 0);
+                assert_int_equal(j.seed, 0);
+        }
+        memset(&j, 0xa5, sizeof(j));
+        memcpy(&before, &j, sizeof(j));
+        assert_int_equal(job_from_payload("spin", &j), -EINVAL);
+        assert_memory_equal(&j, &before, sizeof(j));
+
+        j = (job) { .id = 7, .kind = JOB_NOOP };
+        memset(&r, 0xa5, sizeof(r));
+        job_run(&j, &r);
+        assert_int_equal(r.id, 7);
+        assert_int_equal(r.value, 0);
+        assert_int_equal(r.outcome, 0);
+        j = (job) { .id = 8, .seed = 3, .kind = JOB_CHECKSUM };
+        memset(&r, 0xa5, sizeof(r));
+        job_run(&j, &r);
+        assert_int_equal(r.id, 8);
+        assert_int_not_equal(r.value, UINT64_C(0xa5a5a5a5a5a5a5a5));
+        assert_int_equal(r.outcome, 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(batch_runs_in_order_with_one_wakeup, setup, teardown),
                 cmocka_unit_test_setup_teardown(jobs_not_started_are_dropped, setup, teardown),
+                cmocka_unit_test(payload_and_result_are_written_whole),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

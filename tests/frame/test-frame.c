@@ -41,6 +41,7 @@ static frame round_trip(frame_decoder *dec, const frame *f) {
         frame out;
         int n = frame_encode(f, buf, sizeof(buf));
 
+        memset(&out, 0xa5, sizeof(out)); /* every field must be written over it */
         assert_int_equal(n, frame_encoded_size(f));
         assert_true(n >= FRAME_HEADER_SIZE);
         assert_int_equal(decode_one(dec, buf, (size_t) n, &out), 1);
@@ -73,7 +74,11 @@ static void test_round_trip_each_type(void **state) {
 
         f = (frame){ .type = FRAME_ASSIGN, .assign = { .run = 1, .job = 2, .attempt = 0 } };
         out = round_trip(dec, &f);
+        assert_int_equal(out.assign.run, 1);
+        assert_int_equal(out.assign.job, 2);
+        assert_int_equal(out.assign.attempt, 0);
         assert_int_equal(out.assign.payload_len, 0);
+        assert_memory_equal(out.assign.token, f.assign.token, FRAME_TOKEN_SIZE);
 
         f = (frame){ .type = FRAME_RESULT,
                      .result = { .run = 3, .job = 4, .attempt = UINT32_MAX, .outcome = -5,
@@ -88,11 +93,17 @@ static void test_round_trip_each_type(void **state) {
 
         f = (frame){ .type = FRAME_RESULT, .result = { .run = 3, .job = 5, .text = NULL } };
         out = round_trip(dec, &f);
+        assert_int_equal(out.result.run, 3);
+        assert_int_equal(out.result.job, 5);
+        assert_int_equal(out.result.attempt, 0);
+        assert_int_equal(out.result.outcome, 0);
+        assert_memory_equal(out.result.token, f.result.token, FRAME_TOKEN_SIZE);
         assert_string_equal(out.result.text, "");
 
         f = (frame){ .type = FRAME_HEARTBEAT };
         out = round_trip(dec, &f);
-        assert_false(out.heartbeat.has_seq);
+        assert_int_equal(*(const unsigned char *) &out.heartbeat.has_seq, 0);
+        assert_int_equal(out.heartbeat.seq, 0);
         assert_int_equal(frame_encoded_size(&f), FRAME_HEADER_SIZE);
 
         f = (frame){ .type = FRAME_HEARTBEAT, .heartbeat = { .has_seq = true, .seq = 42 } };

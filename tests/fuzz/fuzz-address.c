@@ -4,10 +4,12 @@
  *
  * Input: one byte of flags (which forms are allowed), then the option
  * value (cut at the first NUL). Beyond "no crash", it checks the contract:
- * a refusal says why; an accepted address is of an allowed kind, has no
- * control character or space, a unix path is absolute and fits sun_path, a
- * port is 1 to 65535 and was written in decimal, a numeric-only host is an
- * IP literal, and writing the result back out parses to the same address. */
+ * a refusal says why and leaves *ret as it was; an accepted address has
+ * every field written (those of the other kind empty), is of an allowed
+ * kind, has no control character or space, a unix path is absolute and
+ * fits sun_path, a port is 1 to 65535 and was written in decimal, a
+ * numeric-only host is an IP literal, and writing the result back out
+ * parses to the same address. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -49,10 +51,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(text, data + 1, len);
         text[len] = '\0';
 
+        /* Every field is written over what an uninitialised struct holds;
+         * a refusal leaves it as it was. */
+        memset(&a, 0xa5, sizeof(a));
+        memcpy(&b, &a, sizeof(a));
         r = address_parse(text, flags, &a, &why);
         if (r < 0) {
                 CHECK(r == -EINVAL);
                 CHECK(why && why[0]);
+                CHECK(memcmp(&a, &b, sizeof(a)) == 0);
                 return 0;
         }
         CHECK(r == 0);
@@ -61,10 +68,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 CHECK(flags & ADDRESS_ALLOW_UNIX);
                 CHECK(a.path[0] == '/' && strlen(a.path) < sizeof(a.path));
                 CHECK(strcmp(a.path, text) == 0);
+                CHECK(a.host[0] == '\0' && a.port == 0);
                 CHECK(!address_is_loopback(&a));
                 return 0;
         }
         CHECK(a.kind == ADDRESS_TCP);
+        CHECK(a.path[0] == '\0');
         CHECK(flags & ADDRESS_ALLOW_TCP);
         CHECK(a.port >= 1);
         /* The port is the number written, never that number truncated. */

@@ -47,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(url, data, size);
         url[size] = '\0';
         memset(why, 'x', sizeof why);
+        memset(&u, 0xa5, sizeof u); /* every field must be written over it */
         r = store_url_parse(url, &u, why, sizeof why);
         kind = reference(url, &rest);
         CHECK(memchr(why, '\0', sizeof why) != NULL);

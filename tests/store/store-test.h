@@ -62,6 +62,12 @@ void test_jobs_requeue_and_resume(void **state);
 void test_concurrent_recorders_threads(void **state);
 void test_concurrent_recorders_processes(void **state);
 
+/* Every field of a caller's struct written (test-store-fills.c). */
+void test_fills_lease_read(void **state);
+void test_fills_log_summary(void **state);
+void test_fills_job_reads(void **state);
+void test_fills_inventory_lists(void **state);
+
 /* Refusals and backend failures (test-store-errors.c). */
 void test_bad_url(void **state);
 void test_lock_held_is_unavailable_not_busy(void **state);

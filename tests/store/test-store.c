@@ -276,6 +276,10 @@ int main(int argc, char **argv) {
                 STORE_TEST(test_concurrent_recorders_processes),
                 STORE_TEST(test_bad_url),
                 STORE_TEST(test_lock_held_is_unavailable_not_busy),
+                STORE_TEST(test_fills_lease_read),
+                STORE_TEST(test_fills_log_summary),
+                STORE_TEST(test_fills_job_reads),
+                SEEDED_STORE_TEST(test_fills_inventory_lists),
         };
         const struct CMUnitTest sqlite_only[] = {
                 STORE_TEST(test_sqlite_missing_dir_and_corrupt_file),

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "progress-test.h"
+#include "sdlive-internal.h"
 
 /* What was sent since the last collect(): keepalives keepalives and one
  * STATUS= that names loop, the stalled one. */
@@ -184,6 +185,27 @@ static void test_parked_age(void **state) {
         harness_clock_advance(&f->c, 200 * SEC);
         assert_true(sdlive_progress_age(p, &age) > 0);
         assert_int_equal(age, 202 * SEC);
+        sdlive_progress_unregister(p);
+}
+
+/* The due path's check writes every field of the stall it reports over
+ * what an uninitialised struct holds, and nothing when no loop stalls. */
+static void test_check_fills_the_whole_stall(void **state) {
+        fixture *f = *state;
+        sdlive_progress *p = armed_loop(f, 0, "db", 5 * SEC);
+        sdlive_stall stall, before;
+
+        memset(&stall, 0xa5, sizeof(stall));
+        memcpy(&before, &stall, sizeof(stall));
+        assert_false(sdlive_progress_check(f->d, sdlive_now(f->d), &stall));
+        assert_memory_equal(&stall, &before, sizeof(stall));
+
+        harness_clock_advance(&f->c, 7 * SEC);
+        assert_true(sdlive_progress_check(f->d, sdlive_now(f->d), &stall));
+        assert_non_null(memchr(stall.name, '\0', sizeof(stall.name)));
+        assert_string_equal(stall.name, "db");
+        assert_int_equal(stall.silence_usec, 7 * SEC);
+        assert_int_equal(stall.limit_usec, 5 * SEC);
         sdlive_progress_unregister(p);
 }
 
@@ -423,6 +445,7 @@ int main(int argc, char **argv) {
                 PROGRESS_TEST(test_only_the_stalled_loop_hastens_recovery),
                 PROGRESS_TEST(test_parked_loop_does_not_count),
                 PROGRESS_TEST(test_parked_age),
+                PROGRESS_TEST(test_check_fills_the_whole_stall),
                 PROGRESS_TEST(test_trigger_on_stall_once),
                 PROGRESS_TEST(test_no_trigger_without_flag),
                 PROGRESS_TEST(test_unregister_releases_stall),

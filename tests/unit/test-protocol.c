@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,8 +240,10 @@ static void test_parse_address(void **state) {
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 sdlive_notify_address a;
-                int r = sdlive_notify_parse_address(cases[i].env, &a);
+                int r;
 
+                memset(&a, 0xa5, sizeof(a)); /* every field must be written over it */
+                r = sdlive_notify_parse_address(cases[i].env, &a);
                 print_message("\"%s\" -> %d\n", cases[i].env ? cases[i].env : "(unset)", r);
                 assert_int_equal(r, cases[i].r);
                 if (r > 0 && strncmp(cases[i].env, "vsock", 5) == 0) {
@@ -250,9 +253,19 @@ static void test_parse_address(void **state) {
                         assert_int_equal(a.len, sizeof(a.vm));
                         assert_int_equal(a.vsock_type, cases[i].type);
                 } else if (r > 0) {
+                        size_t n = strlen(cases[i].env);
+
                         assert_int_equal(a.un.sun_family, AF_UNIX);
+                        assert_int_equal(a.len, offsetof(struct sockaddr_un, sun_path) + n +
+                                                        (cases[i].env[0] == '/' ? 1 : 0));
+                        assert_memory_equal(a.un.sun_path + 1, cases[i].env + 1, n - 1);
+                        assert_int_equal(a.un.sun_path[0], cases[i].env[0] == '/' ? '/' : '\0');
+                        assert_int_equal(a.un.sun_path[n], '\0');
+                        assert_int_equal(a.vsock_type, 0);
                 } else {
                         assert_int_equal(a.sa.sa_family, AF_UNSPEC);
+                        assert_int_equal(a.len, 0);
+                        assert_int_equal(a.vsock_type, 0);
                 }
         }
 }

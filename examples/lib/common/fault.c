@@ -7,10 +7,10 @@
 #include "log.h"
 
 void fault_switch_init(fault_switch *f, const char *what, const char *option_path, const char *env) {
-        f->what = what;
-        f->path = option_path;
-        if (!f->path || !f->path[0])
-                f->path = getenv(env);
+        *f = (fault_switch) {
+                .what = what,
+                .path = option_path && option_path[0] ? option_path : getenv(env),
+        };
         if (f->path && !f->path[0])
                 f->path = NULL;
         if (f->path)

@@ -283,8 +283,10 @@ static void join_threads_petting(struct coordinator *c) {
 struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordinator_stats *final) {
         uint64_t one = 1, wait;
 
-        if (!c)
+        if (!c) {
+                coordinator_stats(NULL, final);
                 return NULL;
+        }
         wait = c->cfg.caller_wait_usec;
         atomic_store(&c->stop_deadline_usec,
                      wait && wait < INT64_MAX / 2 ? (int64_t) (monotonic_usec() + wait) : INT64_MAX);

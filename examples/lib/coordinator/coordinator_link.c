@@ -282,9 +282,11 @@ again:
                         coordinator_link_close(l, "ASSIGN payload too long for this worker");
                         return -EMSGSIZE;
                 }
-                ret->run = f.assign.run;
-                ret->job = f.assign.job;
-                ret->attempt = f.assign.attempt;
+                *ret = (coordinator_assign) {
+                        .run = f.assign.run,
+                        .job = f.assign.job,
+                        .attempt = f.assign.attempt,
+                };
                 memcpy(ret->token, f.assign.token, sizeof(ret->token));
                 if (f.assign.payload_len)
                         memcpy(ret->payload, f.assign.payload, f.assign.payload_len);

@@ -30,8 +30,8 @@ struct frame_reader {
         size_t at, len; /* buf[at, len): read, not yet decoded */
 };
 
-/* As stream_recv_frame(): 1 with *out set (valid until the next call on
- * dec), -EAGAIN when neither the buffer nor the socket holds more, 0 at a
+/* As stream_recv_frame(): 1 with every field of *out set (valid until the
+ * next call on dec), -EAGAIN when neither the buffer nor the socket holds more, 0 at a
  * clean end of stream, FRAME_E* for a malformed frame or one cut by the
  * end of stream, -errno for a broken connection. */
 int frame_reader_next(struct frame_reader *r, struct stream *s, frame_decoder *dec, frame *out);

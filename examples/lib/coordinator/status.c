@@ -82,8 +82,12 @@ int coordinator_result(const struct coordinator *c) {
 }
 
 void coordinator_stats(const struct coordinator *c, struct coordinator_stats *ret) {
-        if (!c || !ret)
+        if (!ret)
                 return;
+        if (!c) {
+                *ret = (struct coordinator_stats) { 0 };
+                return;
+        }
         *ret = (struct coordinator_stats) {
                 .connections = atomic_load(&c->stats.connections),
                 .assigned = atomic_load(&c->stats.assigned),

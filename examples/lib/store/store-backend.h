@@ -216,11 +216,12 @@ void store_rows_end(struct store_rows *rows);
  * 0 none (ended), < 0 error (ended). */
 int store_query_row(struct store *s, struct store_rows *rows, enum store_stmt id, const char *what, ...);
 
-/* Fills an item (of a list) from the current row. */
+/* Fills an item (of a list) from the current row: every field. */
 typedef void (*store_row_fn)(const struct store_rows *rows, void *item);
 /* Checks that out has room for 1 to INT32_MAX items, connects, runs a
  * query and fills up to max items of size bytes at out, one per row, with
- * fill. Returns how many. */
+ * fill, each zeroed first. Returns how many; on failure what out holds
+ * means nothing. */
 int store_read_rows(struct store *s, void *out, size_t size, size_t max, store_row_fn fill,
                     enum store_stmt id, const char *what, ...);
 

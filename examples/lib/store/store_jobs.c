@@ -21,13 +21,15 @@ static enum store_job_status status_from_text(const char *t) {
 }
 
 void store_job_from_row(const struct store_rows *rows, struct store_job *j) {
-        j->run = (uint64_t) store_rows_int(rows, 0);
-        j->job = (uint32_t) store_rows_int(rows, 1);
-        j->status = status_from_text(store_rows_text(rows, 2));
-        j->attempt = (uint32_t) store_rows_int(rows, 3);
+        *j = (struct store_job) {
+                .run = (uint64_t) store_rows_int(rows, 0),
+                .job = (uint32_t) store_rows_int(rows, 1),
+                .status = status_from_text(store_rows_text(rows, 2)),
+                .attempt = (uint32_t) store_rows_int(rows, 3),
+                .outcome = store_rows_int(rows, 5),
+                .executions = (uint32_t) store_rows_int(rows, 6),
+        };
         store_copy_name(j->worker, store_rows_text(rows, 4));
-        j->outcome = store_rows_int(rows, 5);
-        j->executions = (uint32_t) store_rows_int(rows, 6);
 }
 
 int store_record_verdict(uint32_t attempt, uint32_t current, bool token_ok, bool done) {
@@ -135,15 +137,16 @@ int store_job_claim(struct store *s, const struct store_fence *f, uint64_t run,
                     const char *worker, struct store_job *ret) {
         struct store_rows rows;
         char what[128];
-        int r = store_begin_call(s);
+        int r;
 
-        if (r < 0)
+        if (ret)
+                *ret = (struct store_job) { 0 };
+        if ((r = store_begin_call(s)) < 0)
                 return r;
         if ((r = store_check_fence(s, f)) < 0 || (r = store_check_name(s, "worker", worker)) < 0)
                 return r;
         if (!ret || run > INT64_MAX)
                 return store_fail(s, -EINVAL, "bad run or no place for the job");
-        *ret = (struct store_job) { 0 };
         if ((r = s->backend->connect(s)) < 0 || (r = store_fence_begin(s, f)) < 0)
                 return r;
         r = store_query_row(s, &rows, STMT_JOB_CLAIM, "claim job", (int64_t) run, worker);
@@ -154,7 +157,11 @@ int store_job_claim(struct store *s, const struct store_fence *f, uint64_t run,
         snprintf(what, sizeof what, "assign job %llu/%u attempt %u to %s",
                  (unsigned long long) ret->run, ret->job, ret->attempt, worker);
         r = store_fence_commit(s, f, what);
-        return r < 0 ? r : 1;
+        if (r < 0) {
+                *ret = (struct store_job) { 0 };
+                return r;
+        }
+        return 1;
 }
 
 int store_jobs_requeue(struct store *s, const struct store_fence *f, const char *worker) {
@@ -262,14 +269,16 @@ int store_runs_summary(struct store *s, struct store_run_summary *out, size_t ma
 
 int store_job_oldest_in_flight(struct store *s, struct store_job *ret, int64_t *claimed_usec) {
         struct store_rows rows;
-        int r = store_begin_call(s);
+        int r;
 
-        if (r < 0)
+        if (ret)
+                *ret = (struct store_job) { 0 };
+        if (claimed_usec)
+                *claimed_usec = 0;
+        if ((r = store_begin_call(s)) < 0)
                 return r;
         if (!ret || !claimed_usec)
                 return store_fail(s, -EINVAL, "no place for the job");
-        *ret = (struct store_job) { 0 };
-        *claimed_usec = 0;
         if ((r = s->backend->connect(s)) < 0)
                 return r;
         r = store_query_row(s, &rows, STMT_JOB_OLDEST, "read the oldest in-flight job");
@@ -283,15 +292,16 @@ int store_job_oldest_in_flight(struct store *s, struct store_job *ret, int64_t *
 
 int store_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret) {
         struct store_rows rows;
-        int r = store_begin_call(s);
+        int r;
 
-        if (r < 0)
+        if (ret)
+                *ret = (struct store_job) { 0 };
+        if ((r = store_begin_call(s)) < 0)
                 return r;
         if ((r = store_check_job(s, run, job)) < 0)
                 return r;
         if (!ret)
                 return store_fail(s, -EINVAL, "no place for the job");
-        *ret = (struct store_job) { 0 };
         if ((r = s->backend->connect(s)) < 0)
                 return r;
         r = store_query_row(s, &rows, STMT_JOB_READ, "read job", (int64_t) run, (int64_t) job);
@@ -306,15 +316,16 @@ int store_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job
 
 int store_run_read(struct store *s, uint64_t run, struct store_run *ret) {
         struct store_rows rows;
-        int r = store_begin_call(s);
+        int r;
 
-        if (r < 0)
+        if (ret)
+                *ret = (struct store_run) { 0 };
+        if ((r = store_begin_call(s)) < 0)
                 return r;
         if ((r = check_run(s, run)) < 0)
                 return r;
         if (!ret)
                 return store_fail(s, -EINVAL, "no place for the run");
-        *ret = (struct store_run) { 0 };
         if ((r = s->backend->connect(s)) < 0)
                 return r;
         r = store_query_row(s, &rows, STMT_RUN_READ, "read run", (int64_t) run);
@@ -322,13 +333,15 @@ int store_run_read(struct store *s, uint64_t run, struct store_run *ret) {
                 return store_fail(s, -ENOENT, "run %llu does not exist", (unsigned long long) run);
         if (r < 0)
                 return r;
-        ret->id = (uint64_t) store_rows_int(&rows, 0);
-        ret->total = (uint32_t) store_rows_int(&rows, 1);
-        ret->done_count = (uint32_t) store_rows_int(&rows, 2);
-        ret->created_usec = store_rows_int(&rows, 3);
-        ret->jobs_done = (uint32_t) store_rows_int(&rows, 4);
-        ret->jobs_redelivered = (uint32_t) store_rows_int(&rows, 5);
-        ret->jobs_reexecuted = (uint32_t) store_rows_int(&rows, 6);
+        *ret = (struct store_run) {
+                .id = (uint64_t) store_rows_int(&rows, 0),
+                .total = (uint32_t) store_rows_int(&rows, 1),
+                .done_count = (uint32_t) store_rows_int(&rows, 2),
+                .created_usec = store_rows_int(&rows, 3),
+                .jobs_done = (uint32_t) store_rows_int(&rows, 4),
+                .jobs_redelivered = (uint32_t) store_rows_int(&rows, 5),
+                .jobs_reexecuted = (uint32_t) store_rows_int(&rows, 6),
+        };
         store_rows_end(&rows);
         return 0;
 }

@@ -20,17 +20,20 @@ static int check_durability(struct store *s, uint64_t ttl_usec) {
         return s->backend->check_durability ? s->backend->check_durability(s, ttl_usec) : 0;
 }
 
-/* The lease row as it is now; a missing row leaves *ret zeroed. */
+/* The lease row as it is now, all of *ret: zero for a missing row (and
+ * on failure). */
 static int lease_read(struct store *s, const char *name, struct store_lease_info *ret) {
         struct store_rows rows;
-        int r = store_query_row(s, &rows, STMT_LEASE_READ, "read lease", name);
+        int r;
 
+        *ret = (struct store_lease_info) { 0 };
+        r = store_query_row(s, &rows, STMT_LEASE_READ, "read lease", name);
         if (r <= 0)
                 return r;
-        store_copy_name(ret->holder, store_rows_text(&rows, 0));
         ret->generation = (uint64_t) store_rows_int(&rows, 1);
         ret->held = store_rows_bool(&rows, 2);
         ret->remaining_usec = ret->held ? (uint64_t) store_rows_int(&rows, 3) : 0;
+        store_copy_name(ret->holder, store_rows_text(&rows, 0));
         store_rows_end(&rows);
         return 0;
 }
@@ -148,15 +151,16 @@ int store_lease_release(struct store *s, const char *name, const char *holder, u
 }
 
 int store_lease_read(struct store *s, const char *name, struct store_lease_info *ret) {
-        int r = store_begin_call(s);
+        int r;
 
-        if (r < 0)
+        if (ret)
+                *ret = (struct store_lease_info) { 0 };
+        if ((r = store_begin_call(s)) < 0)
                 return r;
         if ((r = store_check_name(s, "lease name", name)) < 0)
                 return r;
         if (!ret)
                 return store_fail(s, -EINVAL, "no place for the lease");
-        *ret = (struct store_lease_info) { 0 };
         if ((r = s->backend->follow_store(s)) < 0 || (r = s->backend->connect(s)) < 0)
                 return r;
         return lease_read(s, name, ret);
@@ -185,15 +189,16 @@ int store_lease_unlisten(struct store *s) {
 
 int store_log_summary(struct store *s, const char *lease, struct store_log_summary *ret) {
         struct store_rows rows;
-        int r = store_begin_call(s);
+        int r;
 
-        if (r < 0)
+        if (ret)
+                *ret = (struct store_log_summary) { 0 };
+        if ((r = store_begin_call(s)) < 0)
                 return r;
         if ((r = store_check_name(s, "lease name", lease)) < 0)
                 return r;
         if (!ret)
                 return store_fail(s, -EINVAL, "no place for the summary");
-        *ret = (struct store_log_summary) { 0 };
         if ((r = s->backend->connect(s)) < 0)
                 return r;
         r = store_query_row(s, &rows, STMT_LOG_SUMMARY, "summarize write log", lease);

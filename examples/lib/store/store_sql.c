@@ -5,6 +5,8 @@
 
 #include "store-check.h"
 
+#include <string.h>
+
 int store_query(struct store *s, struct store_rows *rows, enum store_stmt id, const char *what, ...) {
         va_list ap;
         int r;
@@ -76,8 +78,12 @@ int store_read_rows(struct store *s, void *out, size_t size, size_t max, store_r
         va_end(ap);
         if (r < 0)
                 return r;
-        while (n < max && (r = store_rows_next(&rows)) > 0)
-                fill(&rows, (char *) out + n++ * size);
+        while (n < max && (r = store_rows_next(&rows)) > 0) {
+                void *item = (char *) out + n++ * size;
+
+                memset(item, 0, size); /* what fill() leaves, names' tails too, reads as zero */
+                fill(&rows, item);
+        }
         store_rows_end(&rows);
         return r < 0 ? r : (int) n;
 }

@@ -26,7 +26,8 @@ struct store_url {
  * control character: a URL longer than STORE_URL_MAX or holding a control
  * character (it would forge log lines), an unknown scheme, an empty rest, a
  * SQLite path ending in '/' or too long for PATH_MAX with the store's
- * suffixes. Pure: no allocation, no I/O. */
+ * suffixes. Pure: no allocation, no I/O. Every field of *ret is written:
+ * zero on failure. */
 int store_url_parse(const char *url, struct store_url *ret, char *why, size_t size);
 
 #endif

@@ -37,9 +37,10 @@ struct address {
         uint16_t port;                                           /* ADDRESS_TCP, never 0 */
 };
 
-/* Parses text into *ret. 0, or -EINVAL with *ret_why (when not NULL) set to
- * a static phrase saying what is wrong ("port out of range (1 to 65535)").
- * Never resolves names. */
+/* Parses text into *ret. 0 with every field of *ret written (those of the
+ * other kind empty), or -EINVAL with *ret untouched and *ret_why (when not
+ * NULL) set to a static phrase saying what is wrong ("port out of range (1
+ * to 65535)"). Never resolves names. */
 int address_parse(const char *text, unsigned flags, struct address *ret, const char **ret_why);
 
 /* For a TCP address with a numeric host: true when it is a loopback

@@ -15,8 +15,9 @@ typedef struct fault_switch {
         const char *what; /* "main loop", "executor", ... for the log */
 } fault_switch;
 
-/* Configures the switch from the option value, else from the environment
- * variable env; neither set leaves it off. Logs a notice when it is on. */
+/* Configures the switch (every field) from the option value, else from
+ * the environment variable env; neither set leaves it off. Logs a notice
+ * when it is on. */
 void fault_switch_init(fault_switch *f, const char *what, const char *option_path, const char *env);
 
 /* When the switch is on and its file exists: logs a warning and blocks the

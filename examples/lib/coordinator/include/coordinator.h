@@ -163,6 +163,7 @@ int coordinator_event_fd(const struct coordinator *c);
  * leader: a new start requeues and resumes from the store. */
 int coordinator_result(const struct coordinator *c);
 
+/* Every field of *ret (when ret is not NULL); all zero for a NULL c. */
 void coordinator_stats(const struct coordinator *c, struct coordinator_stats *ret);
 
 /* How long the writer's store work may keep failing before the
@@ -183,7 +184,7 @@ struct coordinator *coordinator_stop(struct coordinator *c);
  * statistics taken once every connection ended and its last batch was
  * applied or dropped: the figures of the whole term, which agree with
  * what the store recorded (stats read while serving may trail the store
- * by the batches being committed). */
+ * by the batches being committed). Every field, all zero for a NULL c. */
 struct coordinator *coordinator_stop_final(struct coordinator *c, struct coordinator_stats *final);
 
 #endif

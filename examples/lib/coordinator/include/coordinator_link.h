@@ -71,10 +71,10 @@ int coordinator_link_fd(const coordinator_link *l);
 void coordinator_link_close(coordinator_link *l, const char *reason);
 
 /* Takes the next ASSIGN already received, passing HEARTBEATs by. 1 with
- * *ret filled, 0 when nothing more is queued (call it until then: over
+ * every field of *ret filled, 0 when nothing more is queued (call it until then: over
  * TLS a frame may wait decrypted while the socket is quiet), < 0 when the
  * connection ended (closed, malformed frame: logged, and the link is
- * closed). */
+ * closed). *ret is written only when it returns 1. */
 int coordinator_link_receive(coordinator_link *l, coordinator_assign *ret);
 
 /* Sends the RESULT of assignment a (its run, job, attempt and token). 0,

@@ -104,7 +104,10 @@ frame_decoder *frame_decoder_free(frame_decoder *dec); /* accepts NULL, returns 
  * Returns 1 when *out holds a complete frame (bytes after it were not
  * consumed: call again with the rest), 0 when all of data was consumed and
  * the frame is still incomplete, or a FRAME_E* code. Errors are sticky:
- * every later call returns the same code and consumes nothing. */
+ * every later call returns the same code and consumes nothing. With 1,
+ * every field of *out is written (what the type does not use is zero; its
+ * strings and payload point into dec, valid until the next call on it);
+ * after a FRAME_E* code *out means nothing. */
 int frame_decoder_feed(frame_decoder *dec, const void *data, size_t len,
                        size_t *consumed, frame *out);
 

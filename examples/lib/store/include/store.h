@@ -17,6 +17,12 @@
  * -ECONNREFUSED, -ECONNRESET, -ETIMEDOUT, -EAGAIN ...), which a daemon
  * retries with backoff. After any error store_errmsg() says what happened.
  *
+ * Filling the caller's structs: a call that fills a struct *ret writes
+ * every field of it on every success (a name terminated), and zeroes it
+ * first, so after any failure, a refused argument too, *ret reads as zero
+ * (a NULL ret is -EINVAL). A list call (out, max) writes every field of
+ * out[0 .. n-1] on success; after a failure what out holds means nothing.
+ *
  * Threads: a handle is used by one thread at a time; open one handle per
  * thread (for example one for the lease refresher, one for the main loop).
  * After fork() the child must open its own handle.
@@ -171,6 +177,7 @@ struct store_lease_info {
         uint64_t generation;              /* 0 if never acquired */
         uint64_t remaining_usec;          /* 0 unless held */
 };
+/* All of *ret, zero for a lease never acquired; zero on failure. */
 int store_lease_read(struct store *s, const char *name, struct store_lease_info *ret);
 
 /* ------------------------------------------------------------------ */
@@ -236,6 +243,7 @@ struct store_log_summary {
          * leaders' writes ever both succeeded in overlapping periods. */
         uint64_t overlaps;
 };
+/* All of *ret, zero for a lease that never wrote; zero on failure. */
 int store_log_summary(struct store *s, const char *lease, struct store_log_summary *ret);
 
 /* ------------------------------------------------------------------ */
@@ -349,8 +357,8 @@ struct store_run {
  * STORE_RUN_FILL_PAUSE_USEC between them. */
 int store_run_create(struct store *s, const struct store_fence *f, uint32_t total, uint64_t *ret_run);
 /* Claims the first pending job of `run` (0: of any run, oldest first):
- * assigned to `worker`, attempt incremented. 1 and *ret filled, or 0 when
- * nothing is pending. Fenced. */
+ * assigned to `worker`, attempt incremented. 1 and all of *ret filled, or
+ * 0 when nothing is pending (*ret zero, as on failure). Fenced. */
 int store_job_claim(struct store *s, const struct store_fence *f, uint64_t run,
                     const char *worker, struct store_job *ret);
 /* Puts in-flight jobs back to pending, retryably: those of `worker` (NULL:
@@ -491,15 +499,17 @@ struct store_run_summary {
         int64_t created_usec;  /* CLOCK_REALTIME of the store */
 };
 /* Fills up to max summaries of the newest runs (highest ids first), one
- * aggregate query per run; returns how many. */
+ * aggregate query per run, every field; returns how many. */
 int store_runs_summary(struct store *s, struct store_run_summary *out, size_t max);
 
-/* The in-flight job claimed longest ago: 1 and *ret filled (with the
- * store's CLOCK_REALTIME of the claim in *claimed_usec; 0 when it was
+/* The in-flight job claimed longest ago: 1 and all of *ret filled (with
+ * the store's CLOCK_REALTIME of the claim in *claimed_usec; 0 when it was
  * claimed by a version that did not record it), or 0 when nothing is in
- * flight. */
+ * flight (*ret and *claimed_usec zero, as on failure). */
 int store_job_oldest_in_flight(struct store *s, struct store_job *ret, int64_t *claimed_usec);
 
+/* 0 and all of *ret, or -ENOENT when there is no such job or run (*ret
+ * zero, as on any failure). */
 int store_job_read(struct store *s, uint64_t run, uint32_t job, struct store_job *ret);
 int store_run_read(struct store *s, uint64_t run, struct store_run *ret);
 /* Fills up to max ids of runs with done_count < total, oldest first;

@@ -27,8 +27,9 @@ int stream_send_frame(struct stream *s, const frame *f, int timeout_ms);
  * the same wait and results as stream_send_frame(). */
 int stream_send(struct stream *s, const void *buf, size_t len, int timeout_ms);
 
-/* Takes the next frame if one is complete, without waiting: 1 with *out
- * set (valid until the next call on dec), -EAGAIN when nothing more can be
+/* Takes the next frame if one is complete, without waiting: 1 with every
+ * field of *out set as frame_decoder_feed() sets it (valid until the next
+ * call on dec), -EAGAIN when nothing more can be
  * read now, 0 at a clean end of stream, FRAME_E* for a malformed frame or
  * one cut by the end of stream, -errno for a broken connection. */
 int stream_recv_frame(struct stream *s, frame_decoder *dec, frame *out);
