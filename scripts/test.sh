@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds and runs
-#   default  the default build (-Werror): unit, store, frame, units, install,
-#            daemon tests, then the end-to-end suite under a real systemd manager;
+#   default  the build users run (Debian's flags: -O2, _FORTIFY_SOURCE, the
+#            stack protector; -Werror): unit, store, frame, units, install,
+#            daemon tests, then the end-to-end suite under a real systemd
+#            manager, the README's demo (scripts/demo.sh) among them;
 #   asan     ASan+UBSan: every test but the end-to-end suite, the
 #            packages, the Python binding's (an interpreter is no ASan
 #            program), the benchmarks and the tests labelled timing
@@ -16,6 +18,10 @@
 #   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/ and examples/
 #            (scripts/analysis.sh; clang-tidy's check set is .clang-tidy;
 #            about 1.5 minutes);
+#   memcheck valgrind's memcheck over the default build: the unit and store
+#            tests (ctest -T memcheck), then the daemons in fault runs
+#            (tests/memcheck); a read of memory never set fails it (about
+#            4 minutes);
 #   random-faults the seeded randomized job fault runs (jobs-random*: leader
 #                 and worker faults at random points, mid-batch included), in
 #                 the default build (about 3 minutes);
@@ -25,7 +31,9 @@
 #                 (ctest labels e2e-defaults, e2e-etcd and e2e-random, about
 #                 7 minutes);
 #   packaging     the Debian packages: built, installed into a throwaway
-#                 root, a consumer built against them, lintian's residue;
+#                 root, a consumer built against them, the cluster's
+#                 failover run from them under a real manager, lintian's
+#                 residue;
 #   hosts         across test hosts (network namespaces, docs/hosts.md):
 #                 100 seeded nemeses in 10 runs, each history checked
 #                 (about 21 minutes);
@@ -42,7 +50,7 @@
 # 7.3 (etcd's scaled run and its defaults run included), packaging 1,
 # coverage 9.6, hosts about 21 (under load): CI's whole run about 71.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
-# that order, not the named ones; "all fuzz analysis random-faults
+# that order, not the named ones; "all fuzz analysis memcheck random-faults
 # e2e-defaults packaging coverage hosts" is what CI runs)
 # Environment: SDLIVE_FUZZ_BUDGET (seconds of fuzzing for the whole fuzz
 # stage, default 80, shared evenly by the targets, at least 10 s each);
