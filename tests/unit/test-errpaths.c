@@ -89,6 +89,33 @@ int __wrap_snprintf(char *s, size_t size, const char *format, ...) {
         return r;
 }
 
+/* The same two under _FORTIFY_SOURCE (the default build, as Debian's), where
+ * the library's calls are to their checking variants. */
+int __real___vsnprintf_chk(char *s, size_t size, int flag, size_t slen, const char *format, va_list ap);
+int __wrap___vsnprintf_chk(char *s, size_t size, int flag, size_t slen, const char *format, va_list ap);
+int __wrap___vsnprintf_chk(char *s, size_t size, int flag, size_t slen, const char *format, va_list ap) {
+        if (fails_now(&fail_vsnprintf)) {
+                errno = EOVERFLOW;
+                return -1;
+        }
+        return __real___vsnprintf_chk(s, size, flag, slen, format, ap);
+}
+
+int __wrap___snprintf_chk(char *s, size_t size, int flag, size_t slen, const char *format, ...);
+int __wrap___snprintf_chk(char *s, size_t size, int flag, size_t slen, const char *format, ...) {
+        va_list ap;
+        int r;
+
+        if (fails_now(&fail_snprintf)) {
+                errno = EOVERFLOW;
+                return -1;
+        }
+        va_start(ap, format);
+        r = __real___vsnprintf_chk(s, size, flag, slen, format, ap);
+        va_end(ap);
+        return r;
+}
+
 /*
  * The vsock notify path: connect() answers immediately, or EINPROGRESS and
  * then poll() and getsockopt(SO_ERROR) answer; send() sends all, part or
