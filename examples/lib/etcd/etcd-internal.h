@@ -41,9 +41,13 @@ int etcd_fail(struct etcd_client *c, int r, const char *fmt, ...)
 
 /* POSTs body (a JSON object, not consumed) to path ("/v3/kv/txn") at the
  * current endpoint, failing over within budget_usec (etcd_lease.h). 0: an
- * HTTP 200 answer, in c->answer, and *sent_ms (may be NULL) is when the
- * request that got it was sent. An HTTP error answer is mapped from its
- * gRPC code (etcd_grpc_errno()) with etcd's message in c->errmsg. */
+ * HTTP 200 answer whose body is one JSON object, in c->answer, and
+ * *sent_ms (may be NULL) is when the request that got it was sent. An
+ * HTTP error answer with etcd's error body is mapped from its gRPC code
+ * (etcd_grpc_errno()) with etcd's message in c->errmsg; it stands unless
+ * it is UNAVAILABLE or DEADLINE_EXCEEDED. Anything else an endpoint does
+ * (no connection, no answer in time, a body that is not etcd's) moves the
+ * request to the next endpoint. */
 int etcd_post(struct etcd_client *c, const char *path, json_object *body, uint64_t budget_usec,
               int64_t *sent_ms);
 

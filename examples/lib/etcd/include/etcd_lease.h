@@ -12,7 +12,10 @@
  * Endpoints: "http://HOST:PORT,http://HOST:PORT,..." (https:// too). A call
  * starts at the endpoint that answered last and moves to the next one when
  * an endpoint cannot be reached, does not answer within its share of the
- * budget, or answers that it is unavailable (no leader, shutting down).
+ * budget, answers that it is unavailable (no leader, shutting down), or
+ * answers what etcd never sends (an HTTP error without etcd's error body,
+ * such as a proxy's page; a 200 whose body is not one JSON object; an
+ * answer past ETCD_ANSWER_MAX). Only etcd's own answers stand.
  *
  * Budgets: every call that talks to etcd takes budget_usec, the longest the
  * caller lets it take, failover included. It never blocks longer (each
@@ -20,8 +23,8 @@
  * not tried yet in a round, so one silent member cannot eat all of it;
  * after a round in which every endpoint failed at once it pauses 50 ms and
  * goes round again). When the budget ran out with no answer it fails with
- * the last endpoint's error (-ETIMEDOUT, -ECONNREFUSED, -ECONNRESET or
- * -EAGAIN). A daemon passes at most what its main loop may spend
+ * the last endpoint's error (-ETIMEDOUT, -ECONNREFUSED, -ECONNRESET,
+ * -EAGAIN, or -EBADMSG for an answer that was not etcd's). A daemon passes at most what its main loop may spend
  * (WatchdogSec/4).
  *
  * Return convention: < 0 is -errno, >= 0 is success, like the store:
