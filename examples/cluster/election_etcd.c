@@ -119,7 +119,8 @@ int etcd_attempt(const struct election *e, struct etcd_standby *s, struct electi
         if (r < 0)
                 return unavailable(e, s, failures, last_holder, pause);
         r = etcd_acquire(*e->etcd, e->etcd_key, e->holder, lease.id, e->etcd_budget_usec, &holder);
-        deadline_ms = etcd_lease_deadline_ms(&lease, (int64_t) (lease_act_margin(e->ttl_usec) / 1000));
+        deadline_ms = etcd_lease_deadline_ms(&lease, ttl_sec > 0 ? ttl_sec : 1,
+                                             (int64_t) (lease_act_margin(e->ttl_usec) / 1000));
         if (r == 1 && holder.create_revision > 0 && deadline_ms > 0) {
                 etcd_standby_end(s);
                 last_holder[0] = '\0';

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -37,6 +38,7 @@ struct fake {
         char body_fill;
         int trickle_ms;         /* > 0: one byte of the answer per trickle_ms */
         int hold_ms;            /* keep the connection open this long after answering */
+        const char *flood;      /* non-NULL: after the body, this again and again until cut */
         atomic_int requests;
         atomic_bool stop;
         char url[64];
@@ -97,6 +99,15 @@ static void *serve(void *arg) {
                 } else {
                         memset(big, f->body_fill, sizeof(big));
                         send_all(f, fd, big, sizeof(big));
+                }
+                while (f->flood && !f->stop) {
+                        static char chunk[BIG];
+                        size_t n = strlen(f->flood), k;
+
+                        for (k = 0; k + n <= sizeof(chunk); k += n)
+                                memcpy(chunk + k, f->flood, n);
+                        if (send(fd, chunk, k, MSG_NOSIGNAL) <= 0)
+                                break;
                 }
                 for (int waited = 0; waited < f->hold_ms && !f->stop; waited += 20)
                         usleep(20000);
@@ -423,6 +434,64 @@ static void test_watch_streams(void **state) {
         fake_stop(&ends);
 }
 
+/* A keep-alive answered with etcd's largest TTL (9e9 s) for a lease asked
+ * for 3 s: the deadline for acting never reaches past the 3 s asked. */
+static void test_huge_keepalive_ttl_bounded(void **state) {
+        struct fake f = {.head = OK_HEAD,
+                         .body = "{\"result\":{\"header\":{},\"ID\":\"77\",\"TTL\":\"9000000000\"}}"};
+        struct etcd_client *c;
+        struct etcd_lease l;
+        int64_t deadline;
+
+        fake_start(&f);
+        c = open_on(f.url);
+        assert_int_equal(etcd_lease_keepalive(c, 77, 2000 * 1000, &l), 0);
+        assert_true(l.ttl_sec == INT64_C(9000000000));
+        deadline = etcd_lease_deadline_ms(&l, 3, 100);
+        printf("a keep-alive answered TTL %lld s for 3 s asked: deadline %lld ms after it was sent\n",
+               (long long) l.ttl_sec, (long long) (deadline - l.sent_ms));
+        assert_true(deadline == l.sent_ms + 3000 - 100);
+        /* An answer below what was asked is believed as it is. */
+        l.ttl_sec = 1;
+        assert_true(etcd_lease_deadline_ms(&l, 3, 100) == l.sent_ms + 1000 - 100);
+        l.ttl_sec = 0;
+        assert_true(etcd_lease_deadline_ms(&l, 3, 100) == INT64_MIN);
+        etcd_client_close(c);
+        fake_stop(&f);
+}
+
+/* A watch stream that sends PUT events as fast as they are taken: the
+ * watcher spends a bounded share of a CPU on it, and the stream is still
+ * watched (no wake-up, no failure). */
+static void test_watch_flood_bounded(void **state) {
+        struct fake f = {.head = OK_HEAD, .body = "{\"result\":{\"header\":{},\"created\":true}}\n",
+                         .flood = "{\"result\":{\"header\":{\"revision\":\"7\"},\"events\":[{\"kv\":"
+                                  "{\"key\":\"aw==\",\"create_revision\":\"7\",\"mod_revision\":\"7\"}}]}}\n"};
+        struct timespec cpu0, cpu1;
+        struct etcd_client *c;
+        struct etcd_watch *w;
+        int64_t start, wall, cpu_ms;
+        int r = 0;
+
+        fake_start(&f);
+        c = open_on(f.url);
+        assert_int_equal(etcd_watch_open(c, "k", 5, &w), 0);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+        start = monotonic_ms();
+        while (r == 0 && monotonic_ms() - start < 2000)
+                r = etcd_watch_step(w, 100);
+        wall = monotonic_ms() - start;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+        cpu_ms = (cpu1.tv_sec - cpu0.tv_sec) * 1000 + (cpu1.tv_nsec - cpu0.tv_nsec) / 1000000;
+        printf("a watch flooded with PUT events for %lld ms: the watcher used %lld ms of CPU (bound 10%%)\n",
+               (long long) wall, (long long) cpu_ms);
+        assert_int_equal(r, 0);
+        assert_true(cpu_ms * 10 <= wall);
+        etcd_watch_close(w);
+        etcd_client_close(c);
+        fake_stop(&f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_garbage_and_errors_refused),
@@ -433,6 +502,8 @@ int main(void) {
                 cmocka_unit_test(test_dropped_reused_connection_keeps_the_budget),
                 cmocka_unit_test(test_unavailable_fails_over),
                 cmocka_unit_test(test_watch_streams),
+                cmocka_unit_test(test_watch_flood_bounded),
+                cmocka_unit_test(test_huge_keepalive_ttl_bounded),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -111,14 +111,17 @@ int etcd_lease_keepalive(struct etcd_client *c, int64_t id, uint64_t budget_usec
 int etcd_lease_revoke(struct etcd_client *c, int64_t id, uint64_t budget_usec);
 
 /* The local monotonic time (ms) until which the holder of a lease may act
- * on it: sent_ms + ttl_sec - margin_ms, from the last successful grant or
- * keep-alive (struct etcd_lease). etcd restarts the TTL when it receives
+ * on it: sent_ms + min(ttl_sec, ttl_asked_sec) - margin_ms, from the last
+ * successful grant or keep-alive (struct etcd_lease) of a lease granted
+ * with ttl_asked_sec. An answer's TTL beyond what the holder asked for
+ * (etcd rounding a short TTL up to its minimum, or an answer that is not
+ * etcd's) never gives more time than asked. etcd restarts the TTL when it receives
  * the request, after we sent it, so its expiry is later than sent + TTL;
  * on its own leader change etcd extends the remaining TTLs, never
  * shortens them. margin_ms covers the two clocks' rates drifting apart
  * and the holder's own reaction time. Returns INT64_MIN when the lease
  * gives no time at all (ttl_sec <= 0). */
-int64_t etcd_lease_deadline_ms(const struct etcd_lease *lease, int64_t margin_ms);
+int64_t etcd_lease_deadline_ms(const struct etcd_lease *lease, int64_t ttl_asked_sec, int64_t margin_ms);
 
 /* ------------------------------------------------------------------ */
 /* The leader key                                                      */
