@@ -434,6 +434,55 @@ static void test_watch_streams(void **state) {
         fake_stop(&ends);
 }
 
+/* The calls that fill a caller's struct write all of it on success: each
+ * struct is filled with 0xa5 first. */
+#define PATTERN(x) memset(&(x), 0xa5, sizeof(x))
+#define HELD_KV "{\"key\":\"aw==\",\"create_revision\":\"5\",\"mod_revision\":\"6\",\"value\":\"YQ==\"," \
+                "\"lease\":\"77\"}"
+
+static void test_pattern_filled(void **state) {
+        static const char *bodies[] = {
+                GRANT,
+                "{\"result\":{\"header\":{},\"ID\":\"77\",\"TTL\":\"5\"}}",
+                "{\"header\":{\"revision\":\"9\"},\"kvs\":[" HELD_KV "],\"count\":\"1\"}",
+                "{\"header\":{\"revision\":\"9\"},\"succeeded\":true,\"responses\":[{\"response_put\":"
+                "{\"header\":{}}},{\"response_range\":{\"header\":{},\"kvs\":[" HELD_KV "]}}]}",
+        };
+        struct fake f[4];
+        struct etcd_client *c[4];
+        struct etcd_lease l;
+        struct etcd_holder h;
+        int64_t before;
+        size_t i;
+
+        for (i = 0; i < 4; i++) {
+                f[i] = (struct fake) {.head = OK_HEAD, .body = bodies[i]};
+                fake_start(&f[i]);
+                c[i] = open_on(f[i].url);
+        }
+        before = monotonic_ms();
+        PATTERN(l);
+        assert_int_equal(etcd_lease_grant(c[0], 5, 2000 * 1000, &l), 0);
+        assert_true(l.id == 77 && l.ttl_sec == 5 && l.sent_ms >= before && l.sent_ms <= monotonic_ms());
+        PATTERN(l);
+        assert_int_equal(etcd_lease_keepalive(c[1], 77, 2000 * 1000, &l), 0);
+        assert_true(l.id == 77 && l.ttl_sec == 5 && l.sent_ms >= before && l.sent_ms <= monotonic_ms());
+        for (i = 2; i < 4; i++) {
+                PATTERN(h);
+                if (i == 2)
+                        assert_int_equal(etcd_read(c[i], "k", 2000 * 1000, &h), 0);
+                else
+                        assert_int_equal(etcd_acquire(c[i], "k", "a", 77, 2000 * 1000, &h), 1);
+                assert_true(h.held);
+                assert_string_equal(h.value, "a");
+                assert_true(h.create_revision == 5 && h.mod_revision == 6 && h.lease == 77 && h.revision == 9);
+        }
+        for (i = 0; i < 4; i++) {
+                etcd_client_close(c[i]);
+                fake_stop(&f[i]);
+        }
+}
+
 /* A keep-alive answered with etcd's largest TTL (9e9 s) for a lease asked
  * for 3 s: the deadline for acting never reaches past the 3 s asked. */
 static void test_huge_keepalive_ttl_bounded(void **state) {
@@ -504,6 +553,7 @@ int main(void) {
                 cmocka_unit_test(test_watch_streams),
                 cmocka_unit_test(test_watch_flood_bounded),
                 cmocka_unit_test(test_huge_keepalive_ttl_bounded),
+                cmocka_unit_test(test_pattern_filled),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
