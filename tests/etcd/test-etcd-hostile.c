@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The client against a hostile "etcd": a loopback server that answers what
- * etcd never would (garbage, an endless body, HTML errors, a trickle, a
- * watch stream without line ends). Every such answer is refused within
- * the budget and bounded in memory; an UNAVAILABLE answer moves to the next
- * endpoint, an INVALID_ARGUMENT one does not. */
+/* The client against a hostile "etcd": a loopback server (fake-etcd.c)
+ * that answers what etcd never would (garbage, an endless body, HTML
+ * errors, a trickle, a watch stream without line ends or flooded). Every
+ * such answer is refused within the budget and bounded in memory; what is
+ * not etcd's, or UNAVAILABLE, moves to the next endpoint, etcd's own
+ * INVALID_ARGUMENT does not. */
 #include "etcd_lease.h"
+#include "fake-etcd.h"
 #include "monotonic.h"
 #include "runqueue-wait.h"
 
@@ -25,96 +27,8 @@
 
 #include <cmocka.h>
 
-#define BIG (100 * 1024) /* past ETCD_ANSWER_MAX */
-#define OK_HEAD "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+#define OK_HEAD FAKE_OK_HEAD
 #define GRANT "{\"header\":{\"revision\":\"3\"},\"ID\":\"77\",\"TTL\":\"5\"}"
-
-struct fake {
-        int listen_fd;
-        int port;
-        pthread_t thread;
-        const char *head;       /* status line and headers, "\r\n\r\n" included */
-        const char *body;       /* NULL: BIG bytes of body_fill */
-        char body_fill;
-        int trickle_ms;         /* > 0: one byte of the answer per trickle_ms */
-        int hold_ms;            /* keep the connection open this long after answering */
-        const char *flood;      /* non-NULL: after the body, this again and again until cut */
-        atomic_int requests;
-        atomic_bool stop;
-        char url[64];
-};
-
-/* Reads one request: headers, then Content-Length bytes of body. */
-static void read_request(int fd) {
-        char buf[8192];
-        size_t len = 0;
-        char *end, *cl;
-        ssize_t n;
-        long body = 0;
-
-        while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
-                len += (size_t) n;
-                buf[len] = '\0';
-                if ((end = strstr(buf, "\r\n\r\n"))) {
-                        cl = strcasestr(buf, "Content-Length:");
-                        body = cl ? strtol(cl + 15, NULL, 10) : 0;
-                        if ((long) (len - (size_t) (end + 4 - buf)) >= body)
-                                return;
-                }
-        }
-}
-
-static void send_all(struct fake *f, int fd, const char *p, size_t n) {
-        while (n > 0 && !f->stop) {
-                size_t chunk = f->trickle_ms > 0 ? 1 : n;
-                ssize_t w = send(fd, p, chunk, MSG_NOSIGNAL);
-
-                if (w <= 0)
-                        return;
-                p += w;
-                n -= (size_t) w;
-                if (f->trickle_ms > 0)
-                        usleep((useconds_t) f->trickle_ms * 1000);
-        }
-}
-
-static void *serve(void *arg) {
-        struct fake *f = arg;
-        static char big[BIG];
-
-        while (!f->stop) {
-                struct pollfd p = {f->listen_fd, POLLIN, 0};
-                int fd;
-
-                if (poll(&p, 1, 50) <= 0)
-                        continue;
-                fd = accept(f->listen_fd, NULL, NULL);
-                if (fd < 0)
-                        continue;
-                read_request(fd);
-                f->requests++;
-                send_all(f, fd, f->head, strlen(f->head));
-                if (f->body) {
-                        send_all(f, fd, f->body, strlen(f->body));
-                } else {
-                        memset(big, f->body_fill, sizeof(big));
-                        send_all(f, fd, big, sizeof(big));
-                }
-                while (f->flood && !f->stop) {
-                        static char chunk[BIG];
-                        size_t n = strlen(f->flood), k;
-
-                        for (k = 0; k + n <= sizeof(chunk); k += n)
-                                memcpy(chunk + k, f->flood, n);
-                        if (send(fd, chunk, k, MSG_NOSIGNAL) <= 0)
-                                break;
-                }
-                for (int waited = 0; waited < f->hold_ms && !f->stop; waited += 20)
-                        usleep(20000);
-                close(fd);
-        }
-        return NULL;
-}
 
 /* A member that answers one request and keeps the connection, then takes
  * the next request on it, drops it after drop_ms with nothing answered,
@@ -130,7 +44,7 @@ struct dropper {
 
 static void *serve_drop(void *arg) {
         struct dropper *d = arg;
-        char answer[256];
+        char answer[256], path[128];
         int fds[8], n = 0, i;
 
         snprintf(answer, sizeof(answer),
@@ -146,10 +60,10 @@ static void *serve_drop(void *arg) {
                         continue;
                 if (n++ > 0)
                         continue; /* later connections: never an answer */
-                read_request(fds[0]);
+                fake_read_request(fds[0], path, sizeof(path));
                 assert_int_equal(send(fds[0], answer, strlen(answer), MSG_NOSIGNAL),
                                  (ssize_t) strlen(answer));
-                read_request(fds[0]);
+                fake_read_request(fds[0], path, sizeof(path));
                 usleep((useconds_t) d->drop_ms * 1000);
                 shutdown(fds[0], SHUT_RDWR);
         }
@@ -159,27 +73,6 @@ static void *serve_drop(void *arg) {
                 close(fds[i]);
         return NULL;
 }
-
-static void fake_start(struct fake *f) {
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t alen = sizeof(a);
-
-        f->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        assert_true(f->listen_fd >= 0);
-        assert_int_equal(bind(f->listen_fd, (struct sockaddr *) &a, sizeof(a)), 0);
-        assert_int_equal(listen(f->listen_fd, 8), 0);
-        assert_int_equal(getsockname(f->listen_fd, (struct sockaddr *) &a, &alen), 0);
-        f->port = ntohs(a.sin_port);
-        snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d", f->port);
-        assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
-}
-
-static void fake_stop(struct fake *f) {
-        f->stop = true;
-        pthread_join(f->thread, NULL);
-        close(f->listen_fd);
-}
-
 
 static struct etcd_client *open_on(const char *endpoints) {
         struct etcd_client *c;
