@@ -44,7 +44,8 @@
  * one per endpoint; a multi handle drives it, so that a request ends at the
  * client's deadline whatever curl retries inside) and fixed buffers; an answer larger than
  * ETCD_ANSWER_MAX is refused (-EBADMSG). A watch holds one more curl
- * handle and a buffer of the same bound.
+ * handle and a buffer of the same bound, and takes at most 128 KiB and
+ * 100 messages a second from its stream (a flood is held back by TCP).
  *
  * Threads: a client (and each watch) is used by one thread at a time.
  * Safe after curl_global_init(), which etcd_client_open() calls the first
