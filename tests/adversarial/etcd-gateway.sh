@@ -39,19 +39,19 @@ unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID STATE_DIRECTORY RUNTIME_DIRECTORY
       SDLIVE_WEDGE_FILE SDLIVE_SPIN_ELECTION_FILE CREDENTIALS_DIRECTORY
 WATCHDOG_USEC=2000000
 GAP_MAX_MS=$((WATCHDOG_USEC / 2000))
+# shellcheck source=lib.sh
 source "$here/lib.sh"
 adv_begin "etcd-$scenario"
 T=$work
 mono_ms() { $PY -c 'import time; print(int(time.monotonic() * 1000))'; }
 
-# gateway_start N [LIFETIME_S]: N endpoints, their URLs in $urls and url[i].
+# gateway_start N [LIFETIME_S]: N endpoints, their URLs (comma-separated) in $urls.
 gateway_start() {
   mkdir -p "$T/gw"
   $PY "$here/etcd-gateway.py" "$T/gw" "$1" "${2:-90}" >>"$T/gateway.log" 2>&1 &
   pids+=($!)
   wait_for 5000 "the gateway listening" test -s "$T/gw/urls"
   urls=$(<"$T/gw/urls")
-  IFS=, read -r -a url <<<"$urls"
 }
 # mode JSON: how the gateway behaves from now on.
 mode() { printf '%s\n' "$1" >"$T/gw/mode.json.tmp" && mv "$T/gw/mode.json.tmp" "$T/gw/mode.json"; }
