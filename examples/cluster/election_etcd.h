@@ -17,9 +17,19 @@
  *            revoked); a watch that fails or ends is dropped and the poll
  *            (the next attempt) is the fallback, as with the store.
  *
- * Every etcd call is bounded by e->etcd_budget_usec. etcd unreachable, or
+ * Every etcd call is bounded by e->etcd_budget_usec, and an attempt's
+ * calls together by a few of them; before each call the attempt pets the
+ * watchdog and beats the election's progress, so a slow etcd never keeps
+ * the loop from its keepalives longer than one call. etcd unreachable, or
  * without a quorum, is "store unavailable" to the loop (backoff), never a
- * lease held by another.
+ * lease held by another; the log says the failed call's own error.
+ *
+ * A term is taken only while the grant's deadline for acting
+ * (etcd_lease_deadline_ms() with the TTL asked, never more) is at least
+ * the margin (at most one call) away when the acquire's answer arrives;
+ * otherwise the key is given back (the lease revoked) and the next
+ * attempt waits one lease time, doubling, as after a term that could not
+ * run.
  */
 
 #include <errno.h>
@@ -33,6 +43,7 @@ struct etcd_watch;
 struct etcd_standby {
         int64_t watch_from;        /* 0: nothing to watch */
         struct etcd_watch *watch;  /* open while the same holder is watched */
+        unsigned refused;          /* terms refused in a row for want of time to act */
 };
 
 #if SDLIVE_CLUSTER_ETCD

@@ -102,7 +102,9 @@ static void test_renew(void **state) {
                 assert_int_equal(ka.id, la.id);
                 assert_int_equal(ka.ttl_sec, la.ttl_sec);
                 assert_true(ka.sent_ms >= now && ka.sent_ms <= monotonic_ms());
-                assert_true(etcd_lease_deadline_ms(&ka, 100) == ka.sent_ms + ka.ttl_sec * 1000 - 100);
+                assert_true(etcd_lease_deadline_ms(&ka, la.ttl_sec, 100) == ka.sent_ms + ka.ttl_sec * 1000 - 100);
+                /* Never more than asked for, whatever etcd answered. */
+                assert_true(etcd_lease_deadline_ms(&ka, 1, 100) == ka.sent_ms + 1000 - 100);
                 sleep_ms(ka.ttl_sec * 1000 / 3);
         }
         /* Past two TTLs the key is still ours. */
@@ -235,7 +237,7 @@ static void test_lost_keepalive_expires_after_deadline(void **state) {
 
         assert_int_equal(etcd_acquire(a, key, "node-a", la.id, BUDGET, &ha), 1);
         assert_int_equal(etcd_lease_keepalive(a, la.id, BUDGET, &ka), 0);
-        deadline = etcd_lease_deadline_ms(&ka, 100);
+        deadline = etcd_lease_deadline_ms(&ka, 2, 100);
         assert_int_equal(etcd_acquire(b, key, "node-b", lb.id, BUDGET, &seen), 0);
         assert_int_equal(etcd_watch_open(b, key, seen.revision + 1, &w), 0);
 

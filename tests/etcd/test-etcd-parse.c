@@ -315,9 +315,65 @@ static void test_mutated_answers(void **state) {
         assert_true(accepted < 30000);
 }
 
+/* Every parser that fills a struct writes all of it on success: a struct
+ * filled with 0xa5 first reads only what the answer says (and 0 for what
+ * it does not). */
+#define PATTERN(x) memset(&(x), 0xa5, sizeof(x))
+
+static void assert_holder(const struct etcd_holder *h, bool held, int64_t revision) {
+        assert_int_equal(h->held, held);
+        assert_string_equal(h->value, held ? "node-a" : "");
+        assert_int_equal(h->create_revision, held ? 5 : 0);
+        assert_int_equal(h->mod_revision, held ? 6 : 0);
+        assert_true(h->lease == (held ? INT64_C(5736919831009302536) : 0));
+        assert_int_equal(h->revision, revision);
+}
+
+static void test_pattern_filled(void **state) {
+        struct etcd_lease l;
+        struct etcd_holder h;
+        json_object *obj, *kvs;
+        bool ok;
+
+        PATTERN(l);
+        assert_int_equal(etcd_parse_grant(grant_ok, strlen(grant_ok), &l), 0);
+        assert_true(l.id == INT64_C(5736919831009302534) && l.ttl_sec == 10 && l.sent_ms == 0);
+        PATTERN(l);
+        assert_int_equal(etcd_parse_keepalive(keepalive_ok, strlen(keepalive_ok), 42, &l), 0);
+        assert_true(l.id == 42 && l.ttl_sec == 5 && l.sent_ms == 0);
+        PATTERN(l);
+        assert_int_equal(etcd_parse_keepalive(keepalive_gone, strlen(keepalive_gone), 42, &l), 0);
+        assert_true(l.id == 42 && l.ttl_sec == 0 && l.sent_ms == 0);
+
+        PATTERN(h);
+        assert_int_equal(etcd_parse_range(range_held, strlen(range_held), &h), 0);
+        assert_holder(&h, true, 7);
+        PATTERN(h);
+        assert_int_equal(etcd_parse_range(range_absent, strlen(range_absent), &h), 0);
+        assert_holder(&h, false, 7);
+        PATTERN(h);
+        PATTERN(ok);
+        assert_int_equal(etcd_parse_acquire(acquire_taken, strlen(acquire_taken), &ok, &h), 0);
+        assert_true(ok);
+        assert_holder(&h, true, 7);
+        PATTERN(h);
+        PATTERN(ok);
+        assert_int_equal(etcd_parse_acquire(acquire_held, strlen(acquire_held), &ok, &h), 0);
+        assert_false(ok);
+        assert_holder(&h, true, 7);
+
+        assert_int_equal(etcd_parse_object(range_held, strlen(range_held), &obj), 0);
+        assert_true(json_object_object_get_ex(obj, "kvs", &kvs));
+        PATTERN(h);
+        assert_int_equal(etcd_parse_kv(json_object_array_get_idx(kvs, 0), &h), 0);
+        assert_holder(&h, true, 0);
+        json_object_put(obj);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_real_answers),
+                cmocka_unit_test(test_pattern_filled),
                 cmocka_unit_test(test_garbage_answers),
                 cmocka_unit_test(test_deep_nesting_refused),
                 cmocka_unit_test(test_base64),

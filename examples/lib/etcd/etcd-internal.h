@@ -41,9 +41,13 @@ int etcd_fail(struct etcd_client *c, int r, const char *fmt, ...)
 
 /* POSTs body (a JSON object, not consumed) to path ("/v3/kv/txn") at the
  * current endpoint, failing over within budget_usec (etcd_lease.h). 0: an
- * HTTP 200 answer, in c->answer, and *sent_ms (may be NULL) is when the
- * request that got it was sent. An HTTP error answer is mapped from its
- * gRPC code (etcd_grpc_errno()) with etcd's message in c->errmsg. */
+ * HTTP 200 answer whose body is one JSON object, in c->answer, and
+ * *sent_ms (may be NULL) is when the request that got it was sent. An
+ * HTTP error answer with etcd's error body is mapped from its gRPC code
+ * (etcd_grpc_errno()) with etcd's message in c->errmsg; it stands unless
+ * it is UNAVAILABLE or DEADLINE_EXCEEDED. Anything else an endpoint does
+ * (no connection, no answer in time, a body that is not etcd's) moves the
+ * request to the next endpoint. */
 int etcd_post(struct etcd_client *c, const char *path, json_object *body, uint64_t budget_usec,
               int64_t *sent_ms);
 
@@ -70,7 +74,8 @@ json_object *etcd_json_base64(const char *s);
 /* A JSON string holding the decimal v (proto3 JSON's int64). */
 json_object *etcd_json_int64(int64_t v);
 
-/* ---- answers (etcd_parse.c); each is -EBADMSG on anything malformed ---- */
+/* ---- answers (etcd_parse.c); each is -EBADMSG on anything malformed ----
+ * A parser that fills a struct writes every field of it when it returns 0. */
 
 /* Parses one whole JSON object (nothing after it but whitespace); depth
  * is bounded. *ret is owned by the caller (json_object_put). */
@@ -82,12 +87,14 @@ int etcd_field_int64(json_object *obj, const char *name, bool required, int64_t 
 int etcd_field_bool(json_object *obj, const char *name, bool *ret);
 /* The answer's "header" object (required) and its revision (0 if absent). */
 int etcd_parse_header(json_object *answer, int64_t *revision);
-/* A KeyValue ("kvs" element) into ret (held, value, revisions, lease). */
+/* A KeyValue ("kvs" element) into ret (held, value, revisions, lease;
+ * revision 0: it is the answer's, which the caller sets). */
 int etcd_parse_kv(json_object *kv, struct etcd_holder *ret);
 
-/* /v3/lease/grant: ID (> 0) and TTL (> 0). */
+/* /v3/lease/grant: ID (> 0) and TTL (> 0); sent_ms 0 (the caller's). */
 int etcd_parse_grant(const char *text, size_t len, struct etcd_lease *ret);
-/* /v3/lease/keepalive: {"result":{...}} for lease id; TTL absent is 0. */
+/* /v3/lease/keepalive: {"result":{...}} for lease id; TTL absent is 0;
+ * sent_ms 0 (the caller's). */
 int etcd_parse_keepalive(const char *text, size_t len, int64_t id, struct etcd_lease *ret);
 /* /v3/kv/range: zero or one KeyValue. */
 int etcd_parse_range(const char *text, size_t len, struct etcd_holder *ret);

@@ -161,18 +161,31 @@ int etcd_grpc_errno(int64_t code) {
 }
 
 /* An answer other than 200: etcd's error, and whether another endpoint
- * may do better (< 0 and *next set) or the answer stands. */
+ * may do better (< 0 and *next set) or the answer stands. A body that is
+ * not etcd's error (a proxy's error page) is no answer from etcd: next. */
 static int error_answer(struct etcd_client *c, long status, const char *url, bool *next) {
         char msg[160];
         int64_t code;
         int r;
 
-        *next = false;
+        *next = true;
         if (etcd_parse_error(c->answer.data, c->answer.len, &code, msg, sizeof(msg)) < 0)
                 return etcd_fail(c, -EBADMSG, "%s: HTTP %ld with an answer that is not etcd's", url, status);
         r = etcd_grpc_errno(code);
         *next = r == -EAGAIN || r == -ETIMEDOUT;
         return etcd_fail(c, r, "%s: %s (code %lld)", url, msg, (long long) code);
+}
+
+/* A 200 answer is etcd's only when its body is one JSON object: anything
+ * else (an HTML page, a truncated body) came from something else at the
+ * endpoint's address. Its fields are checked by the caller's parser. */
+static bool json_object_body(const struct etcd_answer *a) {
+        json_object *obj;
+
+        if (etcd_parse_object(a->data, a->len, &obj) < 0)
+                return false;
+        json_object_put(obj);
+        return true;
 }
 
 /* Runs the transfer set up on c->curl until it ends or deadline_usec
@@ -269,8 +282,10 @@ int etcd_post(struct etcd_client *c, const char *path, json_object *body, uint64
                 c->answer.overflow = false;
                 t_sent = monotonic_ms();
                 cr = perform_until(c, now + (uint64_t) share_ms * 1000);
-                if (cr == CURLE_WRITE_ERROR && c->answer.overflow)
-                        return etcd_fail(c, -EBADMSG, "%s: answer larger than %d bytes", url, ETCD_ANSWER_MAX);
+                if (cr == CURLE_WRITE_ERROR && c->answer.overflow) {
+                        r = etcd_fail(c, -EBADMSG, "%s: answer larger than %d bytes", url, ETCD_ANSWER_MAX);
+                        continue;
+                }
                 if (cr != CURLE_OK) {
                         r = cr == CURLE_OPERATION_TIMEDOUT  ? -ETIMEDOUT
                             : cr == CURLE_COULDNT_CONNECT ? -ECONNREFUSED
@@ -279,6 +294,10 @@ int etcd_post(struct etcd_client *c, const char *path, json_object *body, uint64
                         continue;
                 }
                 curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+                if (status == 200 && !json_object_body(&c->answer)) {
+                        r = etcd_fail(c, -EBADMSG, "%s: HTTP 200 with a body that is not JSON", url);
+                        continue;
+                }
                 if (status == 200) {
                         c->current = idx;
                         if (sent_ms)

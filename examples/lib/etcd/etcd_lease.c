@@ -103,8 +103,10 @@ int etcd_lease_revoke(struct etcd_client *c, int64_t id, uint64_t budget_usec) {
                      : 0;
 }
 
-int64_t etcd_lease_deadline_ms(const struct etcd_lease *lease, int64_t margin_ms) {
-        if (lease->ttl_sec <= 0 || lease->ttl_sec > ETCD_TTL_MAX)
+int64_t etcd_lease_deadline_ms(const struct etcd_lease *lease, int64_t ttl_asked_sec, int64_t margin_ms) {
+        int64_t ttl = lease->ttl_sec < ttl_asked_sec ? lease->ttl_sec : ttl_asked_sec;
+
+        if (ttl <= 0 || ttl > ETCD_TTL_MAX)
                 return INT64_MIN;
-        return lease->sent_ms + lease->ttl_sec * 1000 - margin_ms;
+        return lease->sent_ms + ttl * 1000 - margin_ms;
 }

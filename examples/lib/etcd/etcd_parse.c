@@ -128,6 +128,7 @@ int etcd_parse_kv(json_object *kv, struct etcd_holder *ret) {
         char key[ETCD_KEY_MAX + 1];
         int64_t version;
 
+        *ret = (struct etcd_holder) {0};
         if (!json_object_is_type(kv, json_type_object))
                 return -EBADMSG;
         if (field_base64(kv, "key", true, key, ETCD_KEY_MAX) < 0 || key[0] == '\0' ||
@@ -148,9 +149,7 @@ int etcd_parse_kv(json_object *kv, struct etcd_holder *ret) {
 static int parse_kvs(json_object *range, struct etcd_holder *ret) {
         json_object *kvs;
 
-        ret->held = false;
-        ret->value[0] = '\0';
-        ret->create_revision = ret->mod_revision = ret->lease = 0;
+        *ret = (struct etcd_holder) {0};
         if (!json_object_object_get_ex(range, "kvs", &kvs))
                 return 0;
         if (!json_object_is_type(kvs, json_type_array) || json_object_array_length(kvs) > 1)
@@ -165,6 +164,7 @@ int etcd_parse_grant(const char *text, size_t len, struct etcd_lease *ret) {
         int64_t revision;
         int r;
 
+        *ret = (struct etcd_lease) {0};
         if ((r = etcd_parse_object(text, len, &obj)) < 0)
                 return r;
         r = etcd_parse_header(obj, &revision);
@@ -183,6 +183,7 @@ int etcd_parse_keepalive(const char *text, size_t len, int64_t id, struct etcd_l
         int64_t revision;
         int r;
 
+        *ret = (struct etcd_lease) {0};
         if ((r = etcd_parse_object(text, len, &obj)) < 0)
                 return r;
         result = field_object(obj, "result");
@@ -199,13 +200,15 @@ int etcd_parse_keepalive(const char *text, size_t len, int64_t id, struct etcd_l
 
 int etcd_parse_range(const char *text, size_t len, struct etcd_holder *ret) {
         json_object *obj;
+        int64_t revision = 0;
         int r;
 
         if ((r = etcd_parse_object(text, len, &obj)) < 0)
                 return r;
-        r = etcd_parse_header(obj, &ret->revision);
+        r = etcd_parse_header(obj, &revision);
         if (r == 0)
                 r = parse_kvs(obj, ret);
+        ret->revision = revision;
         json_object_put(obj);
         return r;
 }
@@ -232,12 +235,13 @@ static int parse_txn(json_object *obj, size_t n_success, size_t n_failure, bool 
 
 int etcd_parse_acquire(const char *text, size_t len, bool *succeeded, struct etcd_holder *ret) {
         json_object *obj, *responses, *last, *range;
+        int64_t revision = 0;
         int r;
 
         if ((r = etcd_parse_object(text, len, &obj)) < 0)
                 return r;
         /* success: [put, range]; failure: [range] */
-        r = parse_txn(obj, 2, 1, succeeded, &ret->revision, &responses);
+        r = parse_txn(obj, 2, 1, succeeded, &revision, &responses);
         if (r == 0) {
                 last = json_object_array_get_idx(responses,
                                                  json_object_array_length(responses) - 1);
@@ -245,6 +249,7 @@ int etcd_parse_acquire(const char *text, size_t len, bool *succeeded, struct etc
                                 ? field_object(last, "response_range")
                                 : NULL;
                 r = range ? parse_kvs(range, ret) : -EBADMSG;
+                ret->revision = revision;
         }
         if (r == 0 && *succeeded) {
                 json_object *first = json_object_array_get_idx(responses, 0);

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Watching the leader key for its deletion: one streaming POST to
  * /v3/watch, driven by curl's multi interface so that a poll loop can run
- * it a bounded step at a time. The gateway sends one JSON message a line. */
+ * it a bounded step at a time. The gateway sends one JSON message a line.
+ * What the stream can make us spend is bounded by two token buckets: the
+ * bytes taken from the connection and the messages parsed per second.
+ * Past either, the transfer is paused (TCP then holds the sender back)
+ * and the step sleeps until the bucket refills. */
 #include "etcd-internal.h"
 #include "monotonic.h"
 
@@ -9,10 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* How long the stream may take to connect; the caller's steps are bounded
  * by their own timeout, this only ends a watch that never connects. */
 #define ETCD_WATCH_CONNECT_MS 2000L
+/* What a watch takes at most, a second, each with a burst of one second's
+ * worth. The leader key's watch sees a few messages a term; a stream past
+ * these is a flood, and only slows down the waiter's own wake-up. */
+#define ETCD_WATCH_BYTES_PER_SEC (128 * 1024)
+#define ETCD_WATCH_MESSAGES_PER_SEC 100
 
 struct etcd_watch {
         CURL *curl;
@@ -22,8 +32,12 @@ struct etcd_watch {
         char url[ETCD_URL_MAX + 16];
         bool started;
         int result; /* 0 while waiting; then 1 (deleted) or < 0, for good */
-        size_t len; /* bytes of an incomplete message in buf */
+        size_t len; /* bytes received and not parsed yet in buf */
         char buf[ETCD_ANSWER_MAX + 1];
+        /* The buckets: credits left, refilled from refilled_usec on. */
+        int64_t byte_credit, message_credit;
+        uint64_t refilled_usec;
+        bool paused; /* the write callback paused the transfer */
         char errmsg[ETCD_URL_MAX + 128];
 };
 
@@ -35,13 +49,55 @@ static int watch_fail(struct etcd_watch *w, int r, const char *what) {
         return r;
 }
 
-/* Each complete line is one message: parse it, keep the rest. */
+static int64_t refill_one(int64_t credit, int64_t per_sec, uint64_t elapsed_usec) {
+        int64_t add = elapsed_usec >= 1000000 ? per_sec : (int64_t) elapsed_usec * per_sec / 1000000;
+
+        return credit + add < per_sec ? credit + add : per_sec;
+}
+
+static void refill(struct etcd_watch *w) {
+        uint64_t now = monotonic_usec(), elapsed = now - w->refilled_usec;
+
+        /* Whole units only, so that slow refills are never rounded away. */
+        if (elapsed * ETCD_WATCH_MESSAGES_PER_SEC < 1000000 && elapsed * ETCD_WATCH_BYTES_PER_SEC < 1000000)
+                return;
+        w->byte_credit = refill_one(w->byte_credit, ETCD_WATCH_BYTES_PER_SEC, elapsed);
+        w->message_credit = refill_one(w->message_credit, ETCD_WATCH_MESSAGES_PER_SEC, elapsed);
+        w->refilled_usec = now;
+}
+
+/* Parses the complete lines in buf while message credit lasts (one
+ * message a line); keeps the rest. The watch's result once a line ends
+ * it, else 0. */
+static int parse_lines(struct etcd_watch *w) {
+        size_t off = 0, line;
+        char *nl;
+        int r = 0;
+
+        while (w->result == 0 && w->message_credit > 0 && (nl = memchr(w->buf + off, '\n', w->len - off))) {
+                line = (size_t) (nl - (w->buf + off)) + 1;
+                w->message_credit--;
+                r = etcd_parse_watch_message(w->buf + off, line);
+                off += line;
+                if (r != 0)
+                        watch_fail(w, r,
+                                   r == 1          ? "the key was deleted"
+                                   : r == -ESTALE  ? "etcd cancelled the watch"
+                                   : r == -EBADMSG ? "a watch message that is not etcd's"
+                                                   : "etcd reported a watch error");
+        }
+        memmove(w->buf, w->buf + off, w->len - off);
+        w->len -= off;
+        w->buf[w->len] = '\0';
+        return w->result;
+}
+
+/* Takes what curl received into buf and parses what credit allows; pauses
+ * the transfer when a bucket is empty or buf holds unparsed messages. */
 static size_t watch_write(char *ptr, size_t size, size_t nmemb, void *userdata) {
         struct etcd_watch *w = userdata;
-        size_t n = size * nmemb, line;
+        size_t n = size * nmemb;
         long status = 0;
-        char *nl;
-        int r;
 
         curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &status);
         if (status != 200) {
@@ -49,29 +105,28 @@ static size_t watch_write(char *ptr, size_t size, size_t nmemb, void *userdata) 
                 return 0;
         }
         if (w->result != 0)
-                return 0;
+                return w->result == 1 ? n : 0;
+        refill(w);
+        if (parse_lines(w) != 0)
+                return w->result == 1 ? n : 0;
         if (n > ETCD_ANSWER_MAX - w->len) {
-                watch_fail(w, -EBADMSG, "a watch message larger than the limit");
-                return 0;
+                if (memchr(w->buf, '\n', w->len) == NULL) {
+                        watch_fail(w, -EBADMSG, "a watch message larger than the limit");
+                        return 0;
+                }
+                w->paused = true; /* complete messages wait for credit */
+                return CURL_WRITEFUNC_PAUSE;
+        }
+        if (w->byte_credit <= 0) {
+                w->paused = true;
+                return CURL_WRITEFUNC_PAUSE;
         }
         memcpy(w->buf + w->len, ptr, n);
         w->len += n;
         w->buf[w->len] = '\0';
-        while ((nl = memchr(w->buf, '\n', w->len))) {
-                line = (size_t) (nl - w->buf) + 1;
-                r = etcd_parse_watch_message(w->buf, line);
-                if (r != 0) {
-                        watch_fail(w, r,
-                                   r == 1          ? "the key was deleted"
-                                   : r == -ESTALE  ? "etcd cancelled the watch"
-                                   : r == -EBADMSG ? "a watch message that is not etcd's"
-                                                   : "etcd reported a watch error");
-                        return r == 1 ? n : 0;
-                }
-                memmove(w->buf, w->buf + line, w->len - line);
-                w->len -= line;
-        }
-        return n;
+        w->byte_credit -= (int64_t) n;
+        parse_lines(w);
+        return w->result == 0 || w->result == 1 ? n : 0;
 }
 
 struct etcd_watch *etcd_watch_close(struct etcd_watch *w) {
@@ -133,6 +188,9 @@ int etcd_watch_open(struct etcd_client *c, const char *key, int64_t from_revisio
         curl_easy_setopt(w->curl, CURLOPT_CONNECTTIMEOUT_MS, ETCD_WATCH_CONNECT_MS);
         curl_easy_setopt(w->curl, CURLOPT_WRITEFUNCTION, watch_write);
         curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, w);
+        w->byte_credit = ETCD_WATCH_BYTES_PER_SEC;
+        w->message_credit = ETCD_WATCH_MESSAGES_PER_SEC;
+        w->refilled_usec = monotonic_usec();
         *ret = w;
         return 0;
 }
@@ -150,6 +208,42 @@ static int watch_finished(struct etcd_watch *w, CURLcode cr) {
                           curl_easy_strerror(cr));
 }
 
+/* The ms until the buckets give the paused transfer credit again (>= 1). */
+static int64_t until_credit_ms(const struct etcd_watch *w) {
+        int64_t ms = 1;
+
+        if (w->message_credit <= 0)
+                ms = (1 - w->message_credit) * 1000 / ETCD_WATCH_MESSAGES_PER_SEC + 1;
+        if (w->byte_credit <= 0) {
+                int64_t bytes_ms = (1 - w->byte_credit) * 1000 / ETCD_WATCH_BYTES_PER_SEC + 1;
+
+                ms = bytes_ms > ms ? bytes_ms : ms;
+        }
+        return ms;
+}
+
+/* A paused transfer resumes once both buckets have credit and buf has
+ * room again; until then the step sleeps (never polling curl: a paused
+ * transfer's socket stays readable). 1 when it resumed. */
+static bool resume(struct etcd_watch *w, int64_t deadline_ms) {
+        int64_t now = monotonic_ms(), wait;
+
+        refill(w);
+        if (parse_lines(w) != 0)
+                return true;
+        if (w->byte_credit > 0 && w->message_credit > 0 && !memchr(w->buf, '\n', w->len)) {
+                w->paused = false;
+                curl_easy_pause(w->curl, CURLPAUSE_CONT); /* may call watch_write at once */
+                return true;
+        }
+        wait = until_credit_ms(w);
+        if (now + wait > deadline_ms)
+                wait = deadline_ms > now ? deadline_ms - now : 0;
+        if (wait > 0)
+                nanosleep(&(struct timespec) {wait / 1000, (long) (wait % 1000) * 1000000L}, NULL);
+        return false;
+}
+
 int etcd_watch_step(struct etcd_watch *w, int timeout_ms) {
         int64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
         struct CURLMsg *msg;
@@ -165,6 +259,15 @@ int etcd_watch_step(struct etcd_watch *w, int timeout_ms) {
         for (;;) {
                 int64_t now;
 
+                if (w->paused && !resume(w, deadline)) {
+                        if (w->result != 0)
+                                return w->result;
+                        if (monotonic_ms() >= deadline)
+                                return 0;
+                        continue;
+                }
+                if (w->result != 0)
+                        return w->result;
                 if (curl_multi_perform(w->multi, &running) != CURLM_OK)
                         return watch_fail(w, -EIO, "curl_multi_perform failed");
                 while ((msg = curl_multi_info_read(w->multi, &left)))
@@ -175,6 +278,8 @@ int etcd_watch_step(struct etcd_watch *w, int timeout_ms) {
                 now = monotonic_ms();
                 if (now >= deadline)
                         return 0;
+                if (w->paused)
+                        continue;
                 if (curl_multi_poll(w->multi, NULL, 0, (int) (deadline - now), NULL) != CURLM_OK)
                         return watch_fail(w, -EIO, "curl_multi_poll failed");
         }

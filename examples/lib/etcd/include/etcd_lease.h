@@ -12,7 +12,10 @@
  * Endpoints: "http://HOST:PORT,http://HOST:PORT,..." (https:// too). A call
  * starts at the endpoint that answered last and moves to the next one when
  * an endpoint cannot be reached, does not answer within its share of the
- * budget, or answers that it is unavailable (no leader, shutting down).
+ * budget, answers that it is unavailable (no leader, shutting down), or
+ * answers what etcd never sends (an HTTP error without etcd's error body,
+ * such as a proxy's page; a 200 whose body is not one JSON object; an
+ * answer past ETCD_ANSWER_MAX). Only etcd's own answers stand.
  *
  * Budgets: every call that talks to etcd takes budget_usec, the longest the
  * caller lets it take, failover included. It never blocks longer (each
@@ -20,8 +23,8 @@
  * not tried yet in a round, so one silent member cannot eat all of it;
  * after a round in which every endpoint failed at once it pauses 50 ms and
  * goes round again). When the budget ran out with no answer it fails with
- * the last endpoint's error (-ETIMEDOUT, -ECONNREFUSED, -ECONNRESET or
- * -EAGAIN). A daemon passes at most what its main loop may spend
+ * the last endpoint's error (-ETIMEDOUT, -ECONNREFUSED, -ECONNRESET,
+ * -EAGAIN, or -EBADMSG for an answer that was not etcd's). A daemon passes at most what its main loop may spend
  * (WatchdogSec/4).
  *
  * Return convention: < 0 is -errno, >= 0 is success, like the store:
@@ -41,7 +44,8 @@
  * one per endpoint; a multi handle drives it, so that a request ends at the
  * client's deadline whatever curl retries inside) and fixed buffers; an answer larger than
  * ETCD_ANSWER_MAX is refused (-EBADMSG). A watch holds one more curl
- * handle and a buffer of the same bound.
+ * handle and a buffer of the same bound, and takes at most 128 KiB and
+ * 100 messages a second from its stream (a flood is held back by TCP).
  *
  * Threads: a client (and each watch) is used by one thread at a time.
  * Safe after curl_global_init(), which etcd_client_open() calls the first
@@ -108,14 +112,17 @@ int etcd_lease_keepalive(struct etcd_client *c, int64_t id, uint64_t budget_usec
 int etcd_lease_revoke(struct etcd_client *c, int64_t id, uint64_t budget_usec);
 
 /* The local monotonic time (ms) until which the holder of a lease may act
- * on it: sent_ms + ttl_sec - margin_ms, from the last successful grant or
- * keep-alive (struct etcd_lease). etcd restarts the TTL when it receives
+ * on it: sent_ms + min(ttl_sec, ttl_asked_sec) - margin_ms, from the last
+ * successful grant or keep-alive (struct etcd_lease) of a lease granted
+ * with ttl_asked_sec. An answer's TTL beyond what the holder asked for
+ * (etcd rounding a short TTL up to its minimum, or an answer that is not
+ * etcd's) never gives more time than asked. etcd restarts the TTL when it receives
  * the request, after we sent it, so its expiry is later than sent + TTL;
  * on its own leader change etcd extends the remaining TTLs, never
  * shortens them. margin_ms covers the two clocks' rates drifting apart
  * and the holder's own reaction time. Returns INT64_MIN when the lease
  * gives no time at all (ttl_sec <= 0). */
-int64_t etcd_lease_deadline_ms(const struct etcd_lease *lease, int64_t margin_ms);
+int64_t etcd_lease_deadline_ms(const struct etcd_lease *lease, int64_t ttl_asked_sec, int64_t margin_ms);
 
 /* ------------------------------------------------------------------ */
 /* The leader key                                                      */
