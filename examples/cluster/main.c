@@ -177,7 +177,8 @@ static int check_lease_record(const struct cluster *c) {
  * token, so from then on every write of an earlier leader is rejected,
  * whether or not this leader has anything else to write. The write is
  * what a new leader does anyway: put back the jobs in flight under the
- * previous one. -ESTALE: a later leader has written, the term is over. */
+ * previous one. -ESTALE: a later leader has written, or this term's time to
+ * act ran out (the store's message says which): the term is over. */
 static void claim_token(struct cluster *c, const struct leader_term *term, struct lease_holder *h) {
         struct store_fence fence = term->fence;
         int r;
@@ -187,7 +188,7 @@ static void claim_token(struct cluster *c, const struct leader_term *term, struc
         if (r == -ESTALE) {
                 log_warning("token %llu refused by the store: %s", (unsigned long long) fence.generation,
                             store_errmsg(c->store));
-                lease_holder_mark_lost(h, "the store has seen a later leader's token");
+                lease_holder_mark_lost(h, store_errmsg(c->store));
         } else if (r < 0) {
                 log_warning("cannot claim token %llu in the store yet (%s): its first write will",
                             (unsigned long long) fence.generation, store_errmsg(c->store));
