@@ -8,6 +8,9 @@
  * however many connections it opens it holds at most its share of the
  * handshake places, for at most the handshake timeout each (by default
  * COORDINATOR_PREAUTH_HANDSHAKE_MS, never past the worker timeout).
+ * A newcomer whose source holds its share takes a place only from that
+ * source: a talking newcomer the place of a silent handshake, so a
+ * worker is served beside a silent flood from its own address.
  * The handshake itself is here too: the one thing a peer gets before it is
  * trusted.
  */
@@ -51,10 +54,22 @@ static bool silent(int fd) {
         return info.tcpi_bytes_received == 0;
 }
 
-/* The handshake a newcomer may take the place of, NULL: none. A newcomer
- * that already talks (its first bytes arrived before it was accepted, as a
- * worker's ClientHello does) may take the place of any silent handshake
- * (no byte received), the oldest first. Otherwise, and when no handshake
+/* The oldest silent handshake of source, NULL: none. */
+static struct conn *oldest_silent_from(struct coordinator *c, const char *source) {
+        struct conn *oldest = NULL;
+
+        for (struct conn *x = c->conns; x; x = x->next)
+                if (x->preauth && !x->evicted && strcmp(x->source, source) == 0 &&
+                    (!oldest || x->since_ms < oldest->since_ms) && silent(x->fd))
+                        oldest = x;
+        return oldest;
+}
+
+/* The handshake a newcomer whose source holds less than its share may
+ * take the place of, NULL: none. A newcomer that already talks (its first
+ * bytes arrived before it was accepted, as a worker's ClientHello does)
+ * may take the place of any silent handshake (no byte received), the
+ * oldest first. Otherwise, and when no handshake
  * is silent, only one of a source holding more places than the newcomer's
  * (`own`) and older than EVICT_AGE_MS (so that a flood cannot spin the
  * places): a silent one first, then of the source holding the most, then
@@ -93,6 +108,19 @@ static struct conn *victim(struct coordinator *c, size_t own, bool talking) {
         return best;
 }
 
+bool conn_admit_wants_talk(struct coordinator *c, int fd, const char *source) {
+        bool wants = false;
+
+        pthread_mutex_lock(&c->lock);
+        size_t own = handshakes_from(c, source);
+        if (own >= COORDINATOR_PREAUTH_PER_SOURCE)
+                wants = silent(fd) && oldest_silent_from(c, source);
+        else if (c->n_preauth >= COORDINATOR_PREAUTH_MAX)
+                wants = silent(fd) && !victim(c, own, false) && victim(c, own, true);
+        pthread_mutex_unlock(&c->lock);
+        return wants;
+}
+
 int conn_admit(struct coordinator *c, struct conn *k) {
         if (c->n_conns >= THREADS_MAX)
                 return -EMFILE;
@@ -104,10 +132,15 @@ int conn_admit(struct coordinator *c, struct conn *k) {
                 return 0;
         }
         size_t own = handshakes_from(c, k->source);
-        if (own >= COORDINATOR_PREAUTH_PER_SOURCE)
-                return -EAGAIN;
-        if (c->n_preauth >= COORDINATOR_PREAUTH_MAX) {
-                struct conn *x = victim(c, own, !silent(k->fd));
+        bool full_share = own >= COORDINATOR_PREAUTH_PER_SOURCE;
+        if (full_share || c->n_preauth >= COORDINATOR_PREAUTH_MAX) {
+                bool talking = !silent(k->fd);
+                /* A source at its share takes only a place of its own: a
+                 * talking newcomer that of a silent one (a worker beside
+                 * a flood from its own address), a silent one none. */
+                struct conn *x = !full_share ? victim(c, own, talking)
+                                 : talking   ? oldest_silent_from(c, k->source)
+                                             : NULL;
                 if (!x)
                         return -EAGAIN;
                 /* Its handshake fails at once; its thread frees the rest. */

@@ -143,6 +143,11 @@ void coordinator_join_all(struct coordinator *c);
  * TLS peer, else a served one), perhaps evicting another handshake. 0,
  * -EMFILE or -EAGAIN as coordinator_adopt_conn(). */
 int conn_admit(struct coordinator *c, struct conn *k);
+/* Takes c->lock: whether a TLS newcomer on fd from source would be
+ * refused only because no byte of it has arrived yet (conn_admit() would
+ * admit it talking), so that it is worth looking at again once its first
+ * bytes had time to arrive. */
+bool conn_admit_wants_talk(struct coordinator *c, int fd, const char *source);
 /* With c->lock held: conn_release(). */
 void conn_release_locked(struct coordinator *c, struct conn *k);
 /* The TLS handshake of k (a TCP connection), bounded in time (a silent or

@@ -15,6 +15,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "address.h"
@@ -34,6 +37,20 @@
 /* A bound on the listener's sleep, so finished connection threads are
  * joined even while nobody connects. */
 #define LISTENER_TICK_MS 1000
+/* How long a TLS newcomer that has sent nothing yet, and would be refused
+ * for it, gets for its first bytes: a worker sends its ClientHello right
+ * after its TCP handshake, but the listener may take the connection off
+ * the queue in between. The listener waits for a whole wake-up's
+ * newcomers at once, so a flood of silent ones slows its accepts to
+ * ACCEPTS_PER_WAKEUP per TALK_WAIT_MS at most; they wait in the kernel's
+ * queue meanwhile, where a worker's ClientHello arrives too. */
+#define TALK_WAIT_MS 10
+/* ... unless more than this many connections wait in the kernel's queue:
+ * the wait must not fill it (a worker's SYN would then wait for a
+ * retransmit), and a connection behind that many has spent about
+ * TALK_WAIT_MS in the queue already, as they are taken off at full
+ * speed. */
+#define TALK_WAIT_QUEUE_MAX (LISTEN_TCP_BACKLOG / 2)
 /* Gives our socket `name` in dir_fd mode 0666 without following a link:
  * the entry is opened as itself (O_PATH | O_NOFOLLOW), must be a socket we
  * own, and is changed through its descriptor. */
@@ -207,13 +224,34 @@ static void peer_origin(int fd, const char *transport, char *buf, size_t size, c
         snprintf(buf, size, strchr(host, ':') ? "%s [%s]:%s" : "%s %s:%s", transport, host, port);
 }
 
-/* Accepts one connection: false when the queue is empty. */
-static bool accept_one(struct coordinator *c, int listen_fd, bool is_unix) {
-        char origin[64], why[128], source[INET6_ADDRSTRLEN] = "";
-        int fd, r;
+/* A TCP newcomer taken off the queue, not yet adopted. */
+struct newcomer {
+        int fd;
+        char origin[64];
+        char source[INET6_ADDRSTRLEN];
+};
 
-        fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) {
+static void adopt(struct coordinator *c, struct newcomer *n) {
+        int r = coordinator_adopt_conn(c, n->fd, n->origin, c->cfg.tls, n->source);
+
+        if (r == -EAGAIN)
+                coordinator_log_refusal("cannot take a handshake from %s now: its share of the %d handshake "
+                                        "places is taken", n->origin, COORDINATOR_PREAUTH_MAX);
+        else if (r < 0)
+                coordinator_log_refusal("cannot serve a new worker (%s): %s", n->origin, strerror(-r));
+}
+
+/* Accepts one connection: false when the queue is empty. A TLS newcomer
+ * that would be refused only for being silent so far goes to waiting[]
+ * (*n_waiting more), to be adopted by accept_some(). */
+static bool accept_one(struct coordinator *c, int listen_fd, bool is_unix, struct newcomer *waiting,
+                       size_t *n_waiting) {
+        struct newcomer n = { .source = "" };
+        char why[128];
+        int r;
+
+        n.fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (n.fd < 0) {
                 if (errno == EINTR || errno == ECONNABORTED)
                         return true;
                 if (errno != EAGAIN)
@@ -221,27 +259,70 @@ static bool accept_one(struct coordinator *c, int listen_fd, bool is_unix) {
                 return false;
         }
         if (is_unix) {
-                r = listen_peer_allowed(c, fd, why, sizeof(why));
+                r = listen_peer_allowed(c, n.fd, why, sizeof(why));
                 if (r < 0) {
                         coordinator_log_refusal("refusing a worker: %s", r == -EPERM ? why : strerror(-r));
-                        close(fd);
+                        close(n.fd);
                         return true;
                 }
-                snprintf(origin, sizeof(origin), "unix");
-        } else
-                peer_origin(fd, c->cfg.tls ? "tls" : "tcp", origin, sizeof(origin), source, sizeof(source));
-        r = coordinator_adopt_conn(c, fd, origin, !is_unix && c->cfg.tls, source);
-        if (r == -EAGAIN)
-                coordinator_log_refusal("cannot take a handshake from %s now: its share of the %d handshake "
-                                        "places is taken", origin, COORDINATOR_PREAUTH_MAX);
-        else if (r < 0)
-                coordinator_log_refusal("cannot serve a new worker (%s): %s", origin, strerror(-r));
+                r = coordinator_adopt_conn(c, n.fd, "unix", false, NULL);
+                if (r < 0)
+                        coordinator_log_refusal("cannot serve a new worker (unix): %s", strerror(-r));
+                return true;
+        }
+        peer_origin(n.fd, c->cfg.tls ? "tls" : "tcp", n.origin, sizeof(n.origin), n.source, sizeof(n.source));
+        if (c->cfg.tls && conn_admit_wants_talk(c, n.fd, n.source))
+                waiting[(*n_waiting)++] = n;
+        else
+                adopt(c, &n);
         return true;
 }
 
+/* Waits until each of the n newcomers has sent something (or ended), at
+ * most TALK_WAIT_MS in all. */
+static void wait_for_talk(const struct newcomer *waiting, size_t n) {
+        struct pollfd p[ACCEPTS_PER_WAKEUP];
+        int64_t deadline = monotonic_ms() + TALK_WAIT_MS, left;
+        size_t quiet = n;
+
+        for (size_t i = 0; i < n; i++)
+                p[i] = (struct pollfd) { .fd = waiting[i].fd, .events = POLLIN | POLLRDHUP };
+        while (quiet && (left = deadline - monotonic_ms()) > 0) {
+                if (poll(p, n, (int) left) < 0 && errno != EINTR)
+                        return;
+                for (size_t i = 0; i < n; i++)
+                        if (p[i].fd >= 0 && p[i].revents) {
+                                p[i].fd = -1; /* poll() skips it from now on */
+                                quiet--;
+                        }
+        }
+}
+
+/* The connections waiting in the kernel's queue of a TCP listener, 0 when
+ * unknown. */
+static unsigned queued(int listen_fd) {
+        struct tcp_info info;
+        socklen_t len = sizeof(info);
+
+        memset(&info, 0, sizeof(info));
+        if (getsockopt(listen_fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0 ||
+            len < offsetof(struct tcp_info, tcpi_unacked) + sizeof(info.tcpi_unacked))
+                return 0;
+        return info.tcpi_unacked; /* of a listener: its accept queue */
+}
+
 static void accept_some(struct coordinator *c, int listen_fd, bool is_unix) {
-        for (int i = 0; i < ACCEPTS_PER_WAKEUP && accept_one(c, listen_fd, is_unix); i++)
+        struct newcomer waiting[ACCEPTS_PER_WAKEUP];
+        size_t n_waiting = 0;
+
+        for (int i = 0; i < ACCEPTS_PER_WAKEUP && accept_one(c, listen_fd, is_unix, waiting, &n_waiting); i++)
                 ;
+        if (!n_waiting)
+                return;
+        if (queued(listen_fd) <= TALK_WAIT_QUEUE_MAX)
+                wait_for_talk(waiting, n_waiting);
+        for (size_t i = 0; i < n_waiting; i++)
+                adopt(c, &waiting[i]);
 }
 
 void *listener_main(void *userdata) {

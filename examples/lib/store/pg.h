@@ -181,7 +181,7 @@ struct pg_unanswered_claim {
 /* What one batch sends to settle the claims kept, and what it found. */
 struct pg_settle {
         size_t n_xids;
-        uint64_t *xids;  /* the distinct transactions of the claims kept */
+        uint64_t *xids;  /* the distinct transactions of the claims kept, ascending */
         bool *ended;     /* set: per transaction, whether it had ended */
         char *xid_text;  /* the parameters: transactions as xid8[] */
         char *token_text; /*  and tokens as hex text[] */

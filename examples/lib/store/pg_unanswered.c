@@ -31,54 +31,84 @@ void pg_unanswered_note(struct store_pg *p, uint64_t xid, const struct store_job
                         }
 }
 
-static bool seen_before(const struct pg_settle *st, uint64_t xid) {
-        for (size_t i = 0; i < st->n_xids; i++)
-                if (st->xids[i] == xid)
-                        return true;
-        return false;
+static int compare_xids(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return (x > y) - (x < y);
+}
+
+/* st->xids: the distinct transactions of the claims kept, in ascending
+ * order (n log n, so a full list costs a batch little). */
+static void distinct_xids(const struct store_pg *p, struct pg_settle *st) {
+        for (size_t i = 0; i < p->n_unanswered; i++)
+                st->xids[i] = p->unanswered[i].xid;
+        qsort(st->xids, p->n_unanswered, sizeof(*st->xids), compare_xids);
+        st->n_xids = 0;
+        for (size_t i = 0; i < p->n_unanswered; i++)
+                if (!st->n_xids || st->xids[st->n_xids - 1] != st->xids[i])
+                        st->xids[st->n_xids++] = st->xids[i];
+}
+
+/* The longest decimal text of a uint64_t. */
+#define U64_DIGITS_MAX 20
+
+/* Writes x in decimal at out, returns the end. */
+static char *put_decimal(char *out, uint64_t x) {
+        char digits[U64_DIGITS_MAX];
+        size_t n = 0;
+
+        do
+                digits[n++] = (char) ('0' + x % 10);
+        while ((x /= 10));
+        while (n)
+                *out++ = digits[--n];
+        return out;
+}
+
+/* Writes a token in hex at out, returns the end. */
+static char *put_hex(char *out, const uint8_t *token) {
+        static const char hex[] = "0123456789abcdef";
+
+        for (size_t i = 0; i < FRAME_TOKEN_SIZE; i++) {
+                *out++ = hex[token[i] >> 4];
+                *out++ = hex[token[i] & 0xf];
+        }
+        return out;
 }
 
 int pg_settle_build(struct store_pg *p, struct pg_settle *st) {
-        char hex[2 * FRAME_TOKEN_SIZE + 1];
-        size_t xid_len, token_len;
-        FILE *xf, *tf;
+        size_t n = p->n_unanswered;
+        char *x, *t;
 
         memset(st, 0, sizeof(*st));
-        if (!p->n_unanswered)
+        if (!n)
                 return 0;
-        st->xids = calloc(p->n_unanswered, sizeof(*st->xids));
-        st->ended = calloc(p->n_unanswered, sizeof(*st->ended));
-        if (!st->xids || !st->ended)
+        /* "{a,b,...}": at most n items and their commas, the braces, a NUL. */
+        st->xids = calloc(n, sizeof(*st->xids));
+        st->ended = calloc(n, sizeof(*st->ended));
+        st->xid_text = malloc(n * (U64_DIGITS_MAX + 1) + 2);
+        st->token_text = malloc(n * (2 * FRAME_TOKEN_SIZE + 1) + 2);
+        if (!st->xids || !st->ended || !st->xid_text || !st->token_text)
                 return store_fail(&p->base, -ENOMEM, "out of memory");
-        xf = open_memstream(&st->xid_text, &xid_len);
-        tf = open_memstream(&st->token_text, &token_len);
-        if (!xf || !tf) {
-                if (xf)
-                        fclose(xf);
-                if (tf)
-                        fclose(tf);
-                return store_fail(&p->base, -ENOMEM, "out of memory");
+        distinct_xids(p, st);
+        x = st->xid_text;
+        *x++ = '{';
+        for (size_t i = 0; i < st->n_xids; i++) {
+                if (i)
+                        *x++ = ',';
+                x = put_decimal(x, st->xids[i]);
         }
-        fputc('{', xf);
-        fputc('{', tf);
-        for (size_t i = 0; i < p->n_unanswered; i++) {
-                const struct pg_unanswered_claim *kept = &p->unanswered[i];
-
-                if (!seen_before(st, kept->xid)) {
-                        fprintf(xf, "%s%llu", st->n_xids ? "," : "", (unsigned long long) kept->xid);
-                        st->xids[st->n_xids++] = kept->xid;
-                }
-                pg_hex_token(hex, kept->token);
-                fprintf(tf, "%s%s", i ? "," : "", hex);
+        *x++ = '}';
+        *x = '\0';
+        t = st->token_text;
+        *t++ = '{';
+        for (size_t i = 0; i < n; i++) {
+                if (i)
+                        *t++ = ',';
+                t = put_hex(t, p->unanswered[i].token);
         }
-        fputc('}', xf);
-        fputc('}', tf);
-        /* Both streams are closed, whatever the first one says. */
-        bool xf_failed = fclose(xf) != 0;
-        bool tf_failed = fclose(tf) != 0;
-
-        if (xf_failed || tf_failed)
-                return store_fail(&p->base, -ENOMEM, "out of memory");
+        *t++ = '}';
+        *t = '\0';
         return 1;
 }
 
@@ -98,12 +128,13 @@ void pg_settle_read_put_back(const PGresult *res, struct pg_settle *st) {
         st->answered = true;
 }
 
-/* Whether the transaction of a kept claim had ended when st looked. */
+/* Whether the transaction of a kept claim had ended when st looked (false
+ * for one st did not look at). */
 static bool had_ended(const struct pg_settle *st, uint64_t xid) {
-        for (size_t i = 0; i < st->n_xids; i++)
-                if (st->xids[i] == xid)
-                        return st->ended[i];
-        return false;
+        const uint64_t *found = st->n_xids ? bsearch(&xid, st->xids, st->n_xids, sizeof(*st->xids), compare_xids)
+                                           : NULL;
+
+        return found && st->ended[found - st->xids];
 }
 
 void pg_settle_finish(struct store_pg *p, struct pg_settle *st, bool committed) {

@@ -50,7 +50,9 @@
  * that already talks takes the place of a silent handshake (no byte
  * received); otherwise a newcomer takes the place of one at least 100 ms
  * old of a source holding more places than its own, or is refused
- * (budget.c has the order). */
+ * (budget.c has the order). When its source holds its share, a newcomer
+ * that already talks takes the place of a silent handshake of that
+ * source; any other is refused. */
 #define COORDINATOR_PREAUTH_MAX 64
 #define COORDINATOR_PREAUTH_PER_SOURCE 16
 /* The default handshake timeout, of both ends of a job link: a TLS 1.3
