@@ -3,13 +3,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "binary.h"
+#include "files.h"
 
 /* The manager's PATH for a command that is not an absolute path. */
 static const char *const exec_path[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
@@ -27,7 +30,7 @@ const char *binary_kind_name(enum binary_kind kind) {
         case BINARY_SCRIPT: return "script";
         case BINARY_INTERPRETER: return "interpreter";
         case BINARY_MISSING: return "missing";
-        case BINARY_NOT_ELF: return "not-elf";
+        case BINARY_UNRUNNABLE: return "unrunnable";
         }
         return "?";
 }
@@ -76,8 +79,12 @@ static bool is_interpreter(const char *path) {
         return false;
 }
 
-static Elf *open_elf(const char *path, int *fd) {
-        *fd = open(path, O_RDONLY | O_CLOEXEC);
+/* A regular file under root, opened without blocking, as an ELF. */
+static Elf *open_elf(const char *root, const char *path, int *fd) {
+        char err[256];
+        struct stat st;
+
+        *fd = files_open_regular(root, path, &st, err, sizeof(err));
         if (*fd < 0)
                 return NULL;
         return elf_begin(*fd, ELF_C_READ, NULL);
@@ -91,11 +98,11 @@ static void close_elf(Elf *e, int fd) {
 }
 
 /* Does the library at path define (export) sd_notify* ? */
-static bool library_defines_notify(const char *path) {
+static bool library_defines_notify(const char *root, const char *path) {
         Elf_Scn *scn = NULL;
         bool found = false;
         int fd;
-        Elf *e = open_elf(path, &fd);
+        Elf *e = open_elf(root, path, &fd);
 
         while (e && !found && (scn = elf_nextscn(e, scn))) {
                 GElf_Shdr sh;
@@ -125,7 +132,7 @@ static void follow_private(struct binary *b, const char *root, const char *neede
 
         if (b->private_notify || !runpath || strlen(runpath) >= sizeof(dirs))
                 return;
-        snprintf(origin, sizeof(origin), "%s", b->path);
+        snprintf(origin, sizeof(origin), "%s", b->inside);
         if (strrchr(origin, '/'))
                 *strrchr(origin, '/') = '\0';
         strcpy(dirs, runpath);
@@ -133,9 +140,9 @@ static void follow_private(struct binary *b, const char *root, const char *neede
                 char path[4096];
 
                 int n = has_prefix(dir, "$ORIGIN") ? snprintf(path, sizeof(path), "%s%s/%s", origin, dir + 7, needed)
-                                                   : snprintf(path, sizeof(path), "%s%s/%s", root, dir, needed);
+                                                   : snprintf(path, sizeof(path), "%s/%s", dir, needed);
 
-                if (n > 0 && n < (int) sizeof(path) && access(path, R_OK) == 0 && library_defines_notify(path)) {
+                if (n > 0 && n < (int) sizeof(path) && library_defines_notify(root, path)) {
                         b->private_notify = true;
                         snprintf(b->private_lib, sizeof(b->private_lib), "%s", needed);
                         return;
@@ -227,66 +234,161 @@ static void read_elf(struct binary *b, const char *root, Elf *e) {
         }
 }
 
-/* Finds argv0 under root: b->path, or BINARY_MISSING with the reason. */
+/* Finds argv0 under root: b->path and b->inside, or BINARY_MISSING with the
+ * reason. What is found need not be runnable: binary_inspect says. */
 static bool resolve(struct binary *b, const char *argv0, const char *root) {
+        struct stat st;
+
         if (argv0[0] == '/') {
+                snprintf(b->inside, sizeof(b->inside), "%s", argv0);
                 snprintf(b->path, sizeof(b->path), "%s%s", root, argv0);
-                if (access(b->path, X_OK) == 0)
+                if (files_stat(root, argv0, &st) == 0)
                         return true;
                 snprintf(b->detail, sizeof(b->detail), "%s: %s", b->path, strerror(errno));
                 return false;
         }
         for (size_t i = 0; i < sizeof(exec_path) / sizeof(exec_path[0]); i++) {
-                snprintf(b->path, sizeof(b->path), "%s%s/%s", root, exec_path[i], argv0);
-                if (access(b->path, X_OK) == 0)
+                snprintf(b->inside, sizeof(b->inside), "%s/%s", exec_path[i], argv0);
+                snprintf(b->path, sizeof(b->path), "%s%s", root, b->inside);
+                if (files_stat(root, b->inside, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
                         return true;
         }
         snprintf(b->detail, sizeof(b->detail), "%s: not found in %s:...:/bin", argv0, exec_path[0]);
         return false;
 }
 
+static void unrunnable(struct binary *b, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void unrunnable(struct binary *b, const char *format, ...) {
+        va_list ap;
+        int n = snprintf(b->detail, sizeof(b->detail), "%s: ", b->path);
+
+        b->kind = BINARY_UNRUNNABLE;
+        va_start(ap, format);
+        if (n > 0 && (size_t) n < sizeof(b->detail))
+                vsnprintf(b->detail + n, sizeof(b->detail) - (size_t) n, format, ap);
+        va_end(ap);
+}
+
+/*
+ * Would execve(2) load it? The headers libelf reads must be whole and inside
+ * the file: an ELF executable or shared object with program headers of its
+ * class's size, each segment and the section table within the file's size,
+ * something to load.
+ */
+static bool elf_runnable(struct binary *b, Elf *e, off_t size) {
+        GElf_Ehdr eh;
+        size_t phnum, shnum, phent;
+        bool load = false;
+
+        if (!gelf_getehdr(e, &eh)) {
+                unrunnable(b, "a damaged ELF header (%s)", elf_errmsg(-1));
+                return false;
+        }
+        if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+                unrunnable(b, "an ELF file that is not an executable (type %u)", (unsigned) eh.e_type);
+                return false;
+        }
+        phent = gelf_getclass(e) == ELFCLASS64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+        if (elf_getphdrnum(e, &phnum) < 0 || phnum == 0 || eh.e_phentsize != phent || eh.e_phoff > (uint64_t) size ||
+            phnum > ((uint64_t) size - eh.e_phoff) / phent) {
+                unrunnable(b, "program headers missing or outside the file (%zu of %u bytes at %" PRIu64 ", file %lld bytes)",
+                           elf_getphdrnum(e, &phnum) < 0 ? (size_t) 0 : phnum, (unsigned) eh.e_phentsize,
+                           (uint64_t) eh.e_phoff, (long long) size);
+                return false;
+        }
+        for (size_t i = 0; i < phnum; i++) {
+                GElf_Phdr ph;
+
+                if (!gelf_getphdr(e, (int) i, &ph)) {
+                        unrunnable(b, "program header %zu unreadable (%s)", i, elf_errmsg(-1));
+                        return false;
+                }
+                if (ph.p_type == PT_LOAD && (ph.p_offset > (uint64_t) size || ph.p_filesz > (uint64_t) size - ph.p_offset)) {
+                        unrunnable(b, "truncated: a segment ends at byte %" PRIu64 ", the file has %lld",
+                                   (uint64_t) (ph.p_offset + ph.p_filesz), (long long) size);
+                        return false;
+                }
+                load |= ph.p_type == PT_LOAD;
+        }
+        if (!load) {
+                unrunnable(b, "no loadable segment");
+                return false;
+        }
+        /* e_shnum 0 with sections: the count is in section 0 (libelf's). */
+        if (elf_getshdrnum(e, &shnum) < 0 || (eh.e_shnum != 0 && shnum != eh.e_shnum) ||
+            (shnum > 0 && (eh.e_shoff > (uint64_t) size || eh.e_shentsize == 0 ||
+                           shnum > ((uint64_t) size - eh.e_shoff) / eh.e_shentsize))) {
+                unrunnable(b, "truncated or damaged: its section table lies outside the file");
+                return false;
+        }
+        return true;
+}
+
 void binary_inspect(const char *argv0, const char *root, struct binary *b) {
         char head[256] = "";
+        struct stat st;
         ssize_t n;
         int fd = -1;
         Elf *e;
 
         memset(b, 0, sizeof(*b));
         b->kind = BINARY_MISSING;
-        if (!resolve(b, argv0, root ? root : ""))
+        if (!root)
+                root = "";
+        if (!resolve(b, argv0, root))
                 return;
-        fd = open(b->path, O_RDONLY | O_CLOEXEC);
+        fd = files_open_regular(root, b->inside, &st, b->detail, sizeof(b->detail));
         if (fd < 0) {
-                snprintf(b->detail, sizeof(b->detail), "%s: %s", b->path, strerror(errno));
+                if (errno == EINVAL) /* there, but not a regular file */
+                        unrunnable(b, "not a regular file but %s", files_type_name(st.st_mode));
+                else
+                        snprintf(b->detail, sizeof(b->detail), "%s: %s", b->path, strerror(errno));
+                return;
+        }
+        if (!(st.st_mode & 0111)) {
+                unrunnable(b, "not executable (mode %04o)", (unsigned) (st.st_mode & 07777));
+                close(fd);
                 return;
         }
         n = read(fd, head, sizeof(head) - 1);
-        close(fd);
-        fd = -1;
+        if (n <= 0) {
+                unrunnable(b, "%s", n == 0 ? "an empty file" : strerror(errno));
+                close(fd);
+                return;
+        }
         if (n >= 2 && head[0] == '#' && head[1] == '!') {
                 head[n] = '\0';
                 head[strcspn(head, "\n")] = '\0';
                 b->kind = BINARY_SCRIPT;
                 snprintf(b->detail, sizeof(b->detail), "a script run by %s", head + 2 + strspn(head + 2, " "));
+                close(fd);
+                return;
+        }
+        if (n < 4 || memcmp(head, ELFMAG, SELFMAG) != 0) {
+                unrunnable(b, "neither an ELF file nor a #! script");
+                close(fd);
+                return;
+        }
+        if (lseek(fd, 0, SEEK_SET) < 0 || elf_version(EV_CURRENT) == EV_NONE || !(e = elf_begin(fd, ELF_C_READ, NULL)) ||
+            elf_kind(e) != ELF_K_ELF) {
+                unrunnable(b, "an ELF magic, then no ELF file libelf can read");
+                close(fd);
+                return;
+        }
+        if (!elf_runnable(b, e, st.st_size)) {
+                close_elf(e, fd);
                 return;
         }
         if (is_interpreter(b->path)) {
                 b->kind = BINARY_INTERPRETER;
                 snprintf(b->detail, sizeof(b->detail), "%s is an interpreter: what it runs cannot be read", b->path);
-                return;
-        }
-        e = elf_version(EV_CURRENT) == EV_NONE ? NULL : open_elf(b->path, &fd);
-        if (!e || elf_kind(e) != ELF_K_ELF) {
-                b->kind = BINARY_NOT_ELF;
-                snprintf(b->detail, sizeof(b->detail), "%s: not an ELF file nor a script", b->path);
                 close_elf(e, fd);
                 return;
         }
         b->kind = BINARY_DYNAMIC;
-        read_elf(b, root ? root : "", e);
+        read_elf(b, root, e);
         close_elf(e, fd);
 }
-
 bool binary_can_notify(const struct binary *b) {
         return b->sd_notify || b->links_libsdlive || b->links_libsystemd || b->private_notify ||
                b->string_notify_socket;

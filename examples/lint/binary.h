@@ -19,15 +19,17 @@ enum binary_kind {
         BINARY_GO,          /* Go speaks the protocol itself: inconclusive */
         BINARY_SCRIPT,      /* "#!" script: inconclusive */
         BINARY_INTERPRETER, /* python3, perl, sh ... running a script: inconclusive */
-        BINARY_MISSING,     /* cannot be found or read */
-        BINARY_NOT_ELF,     /* neither ELF nor a script */
+        BINARY_MISSING,     /* cannot be found */
+        BINARY_UNRUNNABLE,  /* found, but execve(2) would fail: not a regular executable file,
+                               empty, neither ELF nor a script, a truncated or damaged ELF */
 };
 
 enum binary_pets { PETS_NO, PETS_YES, PETS_UNKNOWN };
 
 struct binary {
         enum binary_kind kind;
-        char path[4096];
+        char path[4096];           /* as shown: root, then inside */
+        char inside[4096];         /* the path inside root */
         char detail[4608];         /* the interpreter, or why it is missing */
         bool sd_notify;           /* imports sd_notify* or sd_pid_notify* */
         bool sd_event_watchdog;   /* imports sd_event_set_watchdog */

@@ -11,7 +11,7 @@
 #define MS(usec) ((usec) / 1000)
 
 const char *severity_name(enum severity sev) {
-        return sev == SEVERITY_ERROR ? "error" : sev == SEVERITY_WARNING ? "warning" : "info";
+        return sev == SEVERITY_ERROR ? "error" : sev == SEVERITY_WARNING ? "warning" : "note";
 }
 
 void lint_add(struct lint_subject *s, const char *code, enum severity sev, const char *title, const char *fix,
@@ -67,7 +67,7 @@ static void check_static(struct lint_subject *s, enum binary_pets pets, const ch
         const struct probe_result *p = s->probe;
         bool probe_pets = p && p->keepalives > 0;
 
-        if (s->binary->kind != BINARY_DYNAMIC && s->binary->kind != BINARY_MISSING)
+        if (s->binary->kind != BINARY_DYNAMIC)
                 lint_add(s, "SDL009", SEVERITY_INFO, "static check inconclusive",
                          "probe it (--probe SECONDS), or check by hand that it pets on every path",
                          "%s (%s)", s->binary->detail, binary_kind_name(s->binary->kind));
@@ -145,9 +145,19 @@ void lint_check(struct lint_subject *s) {
         char why[512], restart[256];
         enum binary_pets pets = binary_pets(s->binary, why, sizeof(why));
 
+        if (u->notes.n > 0)
+                lint_add(s, "SDL014", SEVERITY_INFO, "part of the unit ignored, as the manager ignores it",
+                         "correct or remove what was ignored", "%s%s", u->notes.items[0],
+                         u->notes.n > 1 ? " (and more: see --json)" : "");
         if (s->binary->kind == BINARY_MISSING) {
                 lint_add(s, "SDL010", SEVERITY_ERROR, "ExecStart= binary not found",
                          "install the binary, or correct ExecStart=", "%s", s->binary->detail);
+                return;
+        }
+        if (s->binary->kind == BINARY_UNRUNNABLE) {
+                lint_add(s, "SDL013", SEVERITY_ERROR, "ExecStart= program cannot run",
+                         "install a whole executable, or correct ExecStart=",
+                         "%s: the manager's execve() would fail, and the unit with it", s->binary->detail);
                 return;
         }
         check_static(s, pets, why);

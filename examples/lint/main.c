@@ -18,6 +18,7 @@
 #include "unit.h"
 
 #define ARGS_MAX 256
+#define PROBE_SECONDS_MIN 1
 #define PROBE_SECONDS_MAX 3600
 
 struct options {
@@ -32,7 +33,7 @@ static void usage(void) {
                "Checks each unit's WatchdogSec=, Type=notify, NotifyAccess= and Restart= against what its\n"
                "binary does. UNIT is a unit file (path) or an installed unit's name (drop-ins merged).\n\n"
                "  --probe SECONDS      also run the command for SECONDS on a notify socket of its own\n"
-               "                       and record READY=1, WATCHDOG=1 and STATUS= (1 to %d)\n"
+               "                       and record READY=1, WATCHDOG=1 and STATUS= (%d to %d)\n"
                "  --watchdog-usec USEC the WATCHDOG_USEC the probe gives an armed unit (default: its\n"
                "                       WatchdogSec=); gaps are held against this value\n"
                "  --root DIR           look units and binaries up under DIR\n"
@@ -40,7 +41,7 @@ static void usage(void) {
                "  -h, --help           this help\n"
                "  -V, --version        version\n\n"
                "Exit status: 0 no findings, 1 findings (errors or warnings), 2 bad usage.\n",
-               PROBE_SECONDS_MAX);
+               PROBE_SECONDS_MIN, PROBE_SECONDS_MAX);
 }
 
 static void usage_error(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -159,7 +160,7 @@ static int lint_one(const char *spec, const struct options *o, struct json_objec
         else {
                 binary_inspect(path, o->root, &b);
                 s.binary = &b;
-                if (o->probe_seconds > 0 && b.kind != BINARY_MISSING) {
+                if (o->probe_seconds > 0 && b.kind != BINARY_MISSING && b.kind != BINARY_UNRUNNABLE) {
                         if (!(probe = calloc(1, sizeof(*probe)))) {
                                 fprintf(stderr, "sdlive-lint: out of memory\n");
                                 exit(1);
@@ -214,9 +215,10 @@ int main(int argc, char **argv) {
                 case 'p':
                         errno = 0;
                         o.probe_seconds = strtod(optarg, &end);
-                        if (errno || end == optarg || *end || !(o.probe_seconds >= 0.1) ||
+                        if (errno || end == optarg || *end || !(o.probe_seconds >= PROBE_SECONDS_MIN) ||
                             o.probe_seconds > PROBE_SECONDS_MAX)
-                                usage_error("--probe: \"%s\" is not a number of seconds from 0.1 to 3600", optarg);
+                                usage_error("--probe: \"%s\" is not a number of seconds from %d to %d", optarg,
+                                            PROBE_SECONDS_MIN, PROBE_SECONDS_MAX);
                         break;
                 case 'w':
                         errno = 0;

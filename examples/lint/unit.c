@@ -15,8 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "unit.h"
 #include "words.h"
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 
 /* The manager's system unit directories, highest priority first. */
 static const char *const unit_dirs[] = {
@@ -163,28 +167,62 @@ static char *trim(char *s) {
         return s;
 }
 
+/* One logical line of a file (continuations joined, trimmed). */
+static int apply_line(struct unit *u, const char *path, int lineno, char *s, bool *service, char *err,
+                      size_t err_size) {
+        char *eq;
+
+        if (*s == '\0' || *s == '#' || *s == ';')
+                return 0;
+        if (*s == '[') {
+                *service = !strcmp(s, "[Service]");
+                return 0;
+        }
+        if (!*service)
+                return 0;
+        if (!(eq = strchr(s, '='))) {
+                set_err(err, err_size, "%s:%d: not an assignment: %s", path, lineno, s);
+                return -1;
+        }
+        *eq = '\0';
+        return assign(u, trim(s), trim(eq + 1), err, err_size);
+}
+
 /* Applies one file: only [Service] assignments are read. */
 static int apply_file(struct unit *u, const char *path, char *err, size_t err_size) {
-        char *line = NULL, *logical;
-        size_t cap = 0, used = 0;
+        char *text = NULL, *logical, *next;
+        size_t used = 0;
         bool service = false;
-        int r = 0, lineno = 0;
-        FILE *f = fopen(path, "re");
+        struct stat st;
+        int r = 0, lineno = 0, fd = files_open_regular(u->root, path, &st, err, err_size);
+        long n;
 
-        if (!f) {
-                set_err(err, err_size, "%s: %s", path, strerror(errno));
+        if (fd < 0)
+                return -1;
+        n = files_read_bounded(fd, UNIT_FILE_SIZE_MAX, &text);
+        close(fd);
+        if (n < 0) {
+                set_err(err, err_size, "%s: %s", path,
+                        n == -2 ? "larger than " STRINGIFY(UNIT_FILE_SIZE_MAX) " bytes" : strerror(errno));
                 return -1;
         }
         if (!(logical = malloc(UNIT_LINE_MAX))) {
-                fclose(f);
+                free(text);
                 set_err(err, err_size, "out of memory");
                 return -1;
         }
-        while (r == 0 && getline(&line, &cap, f) >= 0) {
-                char *s = trim(line), *eq;
-                size_t len = strlen(s);
+        for (char *line = text; r == 0 && line; line = next) {
+                char *s;
+                size_t len;
                 bool more;
 
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                else if (!*line)
+                        break;
+                s = trim(line);
+                len = strlen(s);
                 lineno++;
                 if (used == 0 && (*s == '#' || *s == ';'))
                         continue;
@@ -201,26 +239,10 @@ static int apply_file(struct unit *u, const char *path, char *err, size_t err_si
                 if (more)
                         continue;
                 used = 0;
-                s = trim(logical);
-                if (*s == '\0' || *s == '#' || *s == ';')
-                        continue;
-                if (*s == '[') {
-                        service = !strcmp(s, "[Service]");
-                        continue;
-                }
-                if (!service)
-                        continue;
-                if (!(eq = strchr(s, '='))) {
-                        set_err(err, err_size, "%s:%d: not an assignment: %s", path, lineno, s);
-                        r = -1;
-                        break;
-                }
-                *eq = '\0';
-                r = assign(u, trim(s), trim(eq + 1), err, err_size);
+                r = apply_line(u, path, lineno, trim(logical), &service, err, err_size);
         }
-        free(line);
+        free(text);
         free(logical);
-        fclose(f);
         return r;
 }
 
@@ -230,28 +252,56 @@ static int add_file(struct unit *u, const char *path) {
         return (u->files[u->n_files++] = strdup(path)) ? 0 : -1;
 }
 
+static int note(struct unit *u, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static int note(struct unit *u, const char *format, ...) {
+        char text[1024];
+        va_list ap;
+
+        if (u->notes.n >= UNIT_LIST_MAX)
+                return 0;
+        va_start(ap, format);
+        vsnprintf(text, sizeof(text), format, ap);
+        va_end(ap);
+        return list_add(&u->notes, text);
+}
+
 static int by_basename(const void *a, const void *b) {
         const char *x = strrchr(*(char *const *) a, '/'), *y = strrchr(*(char *const *) b, '/');
 
         return strcmp(x ? x + 1 : *(char *const *) a, y ? y + 1 : *(char *const *) b);
 }
 
+/* What the manager takes from a drop-in directory: "*.conf", not hidden, a
+ * regular file or a symlink (a FIFO, a socket, a device is skipped). */
+static bool dropin_name(const char *name) {
+        size_t len = strlen(name);
+
+        return len > 5 && name[0] != '.' && !strcmp(name + len - 5, ".conf");
+}
+
 /* Adds dir/"*.conf" to u->files unless a file of that name is there already
- * (from a directory of higher priority). */
+ * (from a directory of higher priority). dir is inside u->root. */
 static int collect_dropins(struct unit *u, const char *dir) {
         struct dirent *e;
-        DIR *d = opendir(dir);
-        int r = 0;
+        DIR *d;
+        int r = 0, fd = files_open_dir(u->root, dir);
 
-        if (!d)
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                if (fd >= 0)
+                        close(fd);
                 return 0;
+        }
         while (r == 0 && (e = readdir(d))) {
-                size_t len = strlen(e->d_name);
                 char path[4096];
                 bool seen = false;
 
-                if (len < 6 || strcmp(e->d_name + len - 5, ".conf") != 0)
+                if (!dropin_name(e->d_name))
                         continue;
+                if (e->d_type != DT_REG && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN) {
+                        r = note(u, "%s%s/%s: skipped, as the manager skips it: not a regular file but %s", u->root,
+                                 dir, e->d_name, files_type_name(DTTOIF(e->d_type)));
+                        continue;
+                }
                 for (size_t i = 1; i < u->n_files; i++)
                         seen |= !strcmp(strrchr(u->files[i], '/') + 1, e->d_name);
                 if (seen)
@@ -287,18 +337,30 @@ static int find_unit_file(const char *name, const char *root, char *path, size_t
         }
         for (size_t c = 0; c < 2 && candidates[c]; c++)
                 for (size_t i = 0; i < N_UNIT_DIRS; i++) {
+                        char target[16];
                         struct stat st;
 
-                        snprintf(path, size, "%s%s/%s", root, unit_dirs[i], candidates[c]);
-                        if (lstat(path, &st) == 0)
+                        snprintf(path, size, "%s/%s", unit_dirs[i], candidates[c]);
+                        if (files_stat(root, path, &st) == 0 ||
+                            files_readlink(root, path, target, sizeof(target)) == 0)
                                 return 0;
                 }
         return -1;
 }
 
-static int load_by_name(const char *name, const char *root, struct unit *u, char *err, size_t err_size) {
+/* Masked: a symlink to /dev/null, or an empty file. */
+static bool masked(const char *root, const char *path) {
+        char target[16];
+        struct stat st;
+
+        if (files_readlink(root, path, target, sizeof(target)) == 0 && !strcmp(target, "/dev/null"))
+                return true;
+        return files_stat(root, path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
+}
+
+static int load_by_name(const char *name, struct unit *u, char *err, size_t err_size) {
         char path[4096], real[4096], dir[4096], template[512];
-        const char *at = strchr(name, '@'), *dot = strrchr(name, '.');
+        const char *root = u->root, *at = strchr(name, '@'), *dot = strrchr(name, '.');
         const char *levels[4];
         size_t n_levels = 0;
 
@@ -306,12 +368,12 @@ static int load_by_name(const char *name, const char *root, struct unit *u, char
                 set_err(err, err_size, "%s: no such unit under %s (%s, ...)", name, *root ? root : "/", unit_dirs[0]);
                 return -1;
         }
-        if (!realpath(path, real)) {
-                set_err(err, err_size, "%s: %s", path, strerror(errno));
+        if (masked(root, path)) {
+                set_err(err, err_size, "%s: masked (%s%s links to /dev/null or is empty)", name, root, path);
                 return -1;
         }
-        if (!strcmp(real, "/dev/null")) {
-                set_err(err, err_size, "%s: masked (%s links to /dev/null)", name, path);
+        if (files_resolve(root, path, real, sizeof(real)) < 0) {
+                set_err(err, err_size, "%s%s: %s", root, path, strerror(errno));
                 return -1;
         }
         if (set_names(u, name) < 0 || add_file(u, real) < 0)
@@ -331,7 +393,7 @@ static int load_by_name(const char *name, const char *root, struct unit *u, char
         levels[n_levels++] = name;
         for (size_t l = 0; l < n_levels; l++)
                 for (size_t i = 0; i < N_UNIT_DIRS; i++) {
-                        snprintf(dir, sizeof(dir), "%s%s/%s.d", root, unit_dirs[i], levels[l]);
+                        snprintf(dir, sizeof(dir), "%s/%s.d", unit_dirs[i], levels[l]);
                         if (collect_dropins(u, dir) < 0)
                                 goto oom;
                 }
@@ -345,15 +407,13 @@ int unit_load(const char *spec, const char *root, struct unit *u, char *err, siz
         char dir[4096];
 
         memset(u, 0, sizeof(*u));
-        if (!root)
-                root = "";
+        if (!(u->root = strdup(strchr(spec, '/') || !root ? "" : root))) {
+                set_err(err, err_size, "out of memory");
+                return -1;
+        }
         if (strchr(spec, '/')) {
                 const char *base = strrchr(spec, '/') + 1;
 
-                if (access(spec, R_OK) < 0) {
-                        set_err(err, err_size, "%s: %s", spec, strerror(errno));
-                        return -1;
-                }
                 if (set_names(u, base) < 0 || add_file(u, spec) < 0 ||
                     snprintf(dir, sizeof(dir), "%s.d", spec) >= (int) sizeof(dir) || collect_dropins(u, dir) < 0) {
                         set_err(err, err_size, "%s: out of memory or too many drop-ins", spec);
@@ -362,7 +422,7 @@ int unit_load(const char *spec, const char *root, struct unit *u, char *err, siz
         } else if (!strchr(spec, '.')) {
                 set_err(err, err_size, "%s: not a unit name (NAME.service) nor a path", spec);
                 return -1;
-        } else if (load_by_name(spec, root, u, err, err_size) < 0)
+        } else if (load_by_name(spec, u, err, err_size) < 0)
                 return -1;
         if (u->n_files > 2)
                 qsort(u->files + 1, u->n_files - 1, sizeof(u->files[0]), by_basename);
@@ -373,6 +433,7 @@ int unit_load(const char *spec, const char *root, struct unit *u, char *err, siz
 }
 
 void unit_free(struct unit *u) {
+        free(u->root);
         free(u->name);
         free(u->instance);
         for (size_t i = 0; i < u->n_files; i++)
@@ -385,6 +446,7 @@ void unit_free(struct unit *u) {
         list_reset(&u->restart_prevent);
         list_reset(&u->environment);
         list_reset(&u->state_dirs);
+        list_reset(&u->notes);
         memset(u, 0, sizeof(*u));
 }
 

@@ -16,6 +16,7 @@
 #define UNIT_LIST_MAX 256   /* entries kept per list setting (more: error) */
 #define UNIT_LINE_MAX 65536 /* one logical line, continuations joined */
 #define UNIT_FILES_MAX 64   /* the unit file and its drop-ins */
+#define UNIT_FILE_SIZE_MAX 4194304 /* bytes read of one file (more: error) */
 
 struct unit_list {
         char **items;
@@ -25,7 +26,8 @@ struct unit_list {
 struct unit {
         char *name;                     /* e.g. sdlive-cluster@node1.service */
         char *instance;                 /* the part after '@', or NULL */
-        char *files[UNIT_FILES_MAX];    /* the unit file, then each drop-in applied */
+        char *root;                     /* "" or the tree the files are in */
+        char *files[UNIT_FILES_MAX];    /* the unit file, then each drop-in applied, inside root */
         size_t n_files;
 
         char *type;                     /* as written, NULL: not set */
@@ -42,6 +44,7 @@ struct unit {
         struct unit_list restart_prevent; /* RestartPreventExitStatus= words */
         struct unit_list environment;   /* Environment= assignments, unquoted */
         struct unit_list state_dirs;    /* StateDirectory= and friends, "KIND=dir" */
+        struct unit_list notes;         /* what was ignored, as the manager ignores it */
 };
 
 /*

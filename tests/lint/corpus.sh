@@ -26,7 +26,7 @@ print(" ".join(sorted(f["code"] for f in units[0]["findings"])))' "$1"
 counted() {
   local c
   for c in "$@"; do
-    [[ $c == SDL009 || $c == SDL011 ]] || { echo 1; return; }
+    [[ $c == SDL009 || $c == SDL011 || $c == SDL014 ]] || { echo 1; return; }
   done
   echo 0
 }
@@ -66,6 +66,9 @@ for src in "$corpus"/*.service; do
     fail "$name: exit status $status (--json: $json_status), expected $want_status"
   for code in "${want[@]}"; do
     grep -q "^$name: $code " "$unit.out" || fail "$name: no text line for $code: $(cat "$unit.out")"
+    if [[ $(counted "$code") == 0 ]]; then
+      grep -q "^$name: $code note: " "$unit.out" || fail "$name: $code is not called a note: $(cat "$unit.out")"
+    fi
   done
   if [[ -z $want_sorted ]]; then
     grep -q "^$name: ok: " "$unit.out" || fail "$name: no 'ok' line: $(cat "$unit.out")"
@@ -114,7 +117,7 @@ rm "$root/etc/systemd/system/lint-merge.service.d/50-exec.conf"
 merged "SDL001 SDL007"
 echo "corpus: lint-merge.service (no /etc file)  SDL001 SDL007  /lib's 50-exec.conf resets ExecStart= to lint-ready"
 # Bad usage: exit status 2, nothing on stdout.
-for args in "" "--probe" "--probe 0" "--probe 1x x.service" "--watchdog-usec 5 x.service" "--root relative x.service" \
+for args in "" "--probe" "--probe 0" "--probe 0.1 x.service" "--probe 3601 x.service" "--probe 1x x.service" "--watchdog-usec 5 x.service" "--root relative x.service" \
   "--no-such-option x.service"; do
   set +e
   # shellcheck disable=SC2086 # args are words
@@ -124,5 +127,5 @@ for args in "" "--probe" "--probe 0" "--probe 1x x.service" "--watchdog-usec 5 x
   [[ $status == 2 && ! -s $work/usage.out && -s $work/usage.err ]] ||
     fail "sdlive-lint $args: exit status $status (expected 2), stdout: $(cat "$work/usage.out")"
 done
-echo "corpus: bad usage (7 cases)                 exit 2, a message on stderr"
+echo "corpus: bad usage (9 cases)                 exit 2, a message on stderr"
 echo "PASS: $checked corpus units flagged with exactly their codes, fixed versions clean; drop-ins merged"
