@@ -110,12 +110,15 @@ static void check_probe(struct lint_subject *s, enum binary_pets pets, const cha
                          "the binary pets every %" PRIu64 " ms (median of %zu gaps), but the watchdog is %" PRIu64
                          " ms: the manager kills it between two keepalives",
                          MS(p->n_gaps ? median : p->max_gap_usec), p->n_gaps, MS(w));
-        else if (w && p->keepalives > 0 && p->max_gap_usec > w / 2)
-                lint_add(s, "SDL003", SEVERITY_WARNING, "keepalive gap over half of WatchdogSec=",
-                         "pet at WatchdogSec/2 or more often (sdlive pets at a third), or raise WatchdogSec=",
-                         "largest gap between keepalives %" PRIu64 " ms > %" PRIu64 " ms, half of the watchdog's %" PRIu64
-                         " ms: no margin for a slow iteration",
-                         MS(p->max_gap_usec), MS(w / 2), MS(w));
+        /* sd_watchdog_enabled(3) recommends a keepalive every half of the
+         * watchdog, and sd-event sends one between a half and three quarters:
+         * only a gap over three quarters leaves no margin. */
+        else if (w && p->keepalives > 0 && p->max_gap_usec > w / 4 * 3)
+                lint_add(s, "SDL003", SEVERITY_WARNING, "keepalive gap over three quarters of WatchdogSec=",
+                         "pet every half of the watchdog or more often (sdlive pets at a third), or raise WatchdogSec=",
+                         "largest gap between keepalives %" PRIu64 " ms > %" PRIu64 " ms, three quarters of the "
+                         "watchdog's %" PRIu64 " ms: no margin for a slow iteration",
+                         MS(p->max_gap_usec), MS(w / 4 * 3), MS(w));
         if (notify && p->ready_foreign && !p->ready && strcmp(access, "all") != 0)
                 lint_add(s, "SDL005", SEVERITY_ERROR, "READY=1 from a process other than the main one",
                          "send READY=1 from the main process, or set NotifyAccess=all (mind the fork hazard)",

@@ -56,50 +56,57 @@ static void usage_error(const char *format, ...) {
         exit(2);
 }
 
-/* Appends word, with ${NAME} and a whole-word $NAME expanded from the unit's
- * Environment= (a whole-word $NAME splits into words; unset: nothing). */
+/* The value of NAME (n bytes) in the unit's Environment=, the last
+ * assignment winning; NULL when unset. */
+static const char *environment_value(const struct unit *u, const char *name, size_t n) {
+        for (size_t i = u->environment.n; i-- > 0;) {
+                const char *item = u->environment.items[i];
+
+                if (!strncmp(item, name, n) && item[n] == '=')
+                        return item + n + 1;
+        }
+        return NULL;
+}
+
+/*
+ * Appends word as the manager passes it (replace_env_argv): a whole word
+ * $NAME is replaced by its value split into words (unset: no word); else
+ * ${NAME} is replaced by its value (unset: nothing) and "$$" by "$".
+ */
 static int expand_word(const struct unit *u, const char *word, char **argv, int *argc) {
         char out[4096];
         size_t len = 0;
 
-        if (word[0] == '$' && word[1] != '{' && word[1]) {
-                for (size_t i = u->environment.n; i-- > 0;) {
-                        const char *item = u->environment.items[i];
-                        size_t n = strlen(word + 1);
+        if (word[0] == '$' && word[1] != '{' && word[1] != '$') {
+                const char *value = environment_value(u, word + 1, strlen(word + 1));
+                int k;
 
-                        if (!strncmp(item, word + 1, n) && item[n] == '=') {
-                                int k = unit_split_words(NULL, item + n + 1, argv + *argc, ARGS_MAX - 1 - *argc);
-
-                                if (k < 0)
-                                        return -1;
-                                *argc += k;
-                                return 0;
-                        }
-                }
+                if (!value)
+                        return 0;
+                k = unit_split_words(NULL, value, argv + *argc, ARGS_MAX - 1 - *argc);
+                if (k < 0)
+                        return -1;
+                *argc += k;
                 return 0;
         }
         for (const char *p = word; *p;) {
-                const char *end;
+                const char *end, *value = NULL;
+                size_t n = 1;
 
-                if (p[0] == '$' && p[1] == '{' && (end = strchr(p, '}'))) {
-                        size_t n = (size_t) (end - p - 2);
-
-                        for (size_t i = u->environment.n; i-- > 0;)
-                                if (!strncmp(u->environment.items[i], p + 2, n) && u->environment.items[i][n] == '=') {
-                                        const char *v = u->environment.items[i] + n + 1;
-
-                                        if (len + strlen(v) >= sizeof(out))
-                                                return -1;
-                                        memcpy(out + len, v, strlen(v));
-                                        len += strlen(v);
-                                        break;
-                                }
+                if (p[0] == '$' && p[1] == '$') {
+                        value = "$";
+                        p += 2;
+                } else if (p[0] == '$' && p[1] == '{' && (end = strchr(p, '}'))) {
+                        value = environment_value(u, p + 2, (size_t) (end - p - 2));
+                        value = value ? value : "";
                         p = end + 1;
-                        continue;
                 }
-                if (len + 1 >= sizeof(out))
+                if (value)
+                        n = strlen(value);
+                if (len + n >= sizeof(out))
                         return -1;
-                out[len++] = *p++;
+                memcpy(out + len, value ? value : p++, n);
+                len += n;
         }
         out[len] = '\0';
         if (*argc >= ARGS_MAX - 1 || !(argv[*argc] = strdup(out)))

@@ -71,7 +71,8 @@ static int set_text(char **field, const char *value) {
 
 /* Adds the words of value to l (an empty value resets l); prefix, if not
  * NULL, goes before each word ("state=" ...). */
-static int list_add_words(const struct unit *u, struct unit_list *l, const char *value, const char *prefix) {
+static int list_add_words(const struct unit *u, struct unit_list *l, const char *value, const char *prefix,
+                          enum words_specifiers mode) {
         char *words[UNIT_LIST_MAX];
         int n, r = 0;
 
@@ -79,7 +80,7 @@ static int list_add_words(const struct unit *u, struct unit_list *l, const char 
                 list_reset(l);
                 return 0;
         }
-        n = words_split(u, value, words, UNIT_LIST_MAX, false);
+        n = words_split(u, value, words, UNIT_LIST_MAX, mode);
         if (n < 0)
                 return -1;
         for (int i = 0; i < n; i++) {
@@ -139,16 +140,16 @@ static int assign(struct unit *u, const char *key, const char *value, char *err,
                 else
                         r = list_add(&u->exec_start, value);
         } else if (!strcmp(key, "RestartPreventExitStatus"))
-                r = list_add_words(u, &u->restart_prevent, value, NULL);
+                r = list_add_words(u, &u->restart_prevent, value, NULL, WORDS_PLAIN);
         else if (!strcmp(key, "Environment"))
-                r = list_add_words(u, &u->environment, value, NULL);
+                r = list_add_words(u, &u->environment, value, NULL, WORDS_EXPAND_TEXT);
         else
                 for (size_t i = 0; i < sizeof(dir_keys) / sizeof(dir_keys[0]); i++)
                         if (!strcmp(key, dir_keys[i])) {
                                 char prefix[64];
 
                                 snprintf(prefix, sizeof(prefix), "%s=", dir_keys[i]);
-                                r = list_add_words(u, &u->state_dirs, value, prefix);
+                                r = list_add_words(u, &u->state_dirs, value, prefix, WORDS_EXPAND_WORDS);
                         }
         if (r < 0)
                 set_err(err, err_size, "%s=: bad quoting, out of memory or more than %d entries", key,
@@ -456,8 +457,10 @@ const char *unit_type(const struct unit *u) {
         return u->has_bus_name ? "dbus" : "simple";
 }
 
+/* The manager turns "none" (set or default) into "main" for a unit that
+ * needs the notify socket: Type=notify or WatchdogSec=. */
 const char *unit_notify_access(const struct unit *u) {
-        if (u->notify_access)
+        if (u->notify_access && strcmp(u->notify_access, "none") != 0)
                 return u->notify_access;
         return !strcmp(unit_type(u), "notify") || u->watchdog_set ? "main" : "none";
 }
@@ -469,5 +472,5 @@ uint64_t unit_timeout_start(const struct unit *u) {
 }
 
 int unit_split_words(const struct unit *u, const char *line, char **words, int max) {
-        return words_split(u, line, words, max, true);
+        return words_split(u, line, words, max, u ? WORDS_EXPAND_WORDS : WORDS_PLAIN);
 }

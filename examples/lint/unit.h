@@ -71,7 +71,8 @@ int unit_parse_timespan(const char *text, uint64_t *ret_usec);
 
 /*
  * Splits a command line into words the way the manager does (double and
- * single quotes, backslash escapes) after expanding %i, %I, %n, %N, %p, %%.
+ * single quotes, C escapes), then expanding each word's specifiers
+ * (words_split); u NULL: no specifiers.
  * Returns the number of words (at most max) or -1 on bad quoting.
  */
 int unit_split_words(const struct unit *u, const char *line, char **words, int max);

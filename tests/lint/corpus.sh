@@ -80,6 +80,19 @@ for src in "$corpus"/*.service; do
 done
 ((checked >= 20)) || fail "only $checked corpus units checked"
 
+# The probe runs what the manager would run (systemd-analyze verify shows
+# the same argv and environment for this unit): %I unescaped and %i raw in
+# ExecStart=, specifiers expanded in Environment=, ${NAME} replaced, "$$"
+# passed as "$". The notifier reports its argument and $GREETING in STATUS=.
+expand_unit="$work/lint-expand@a-b\\x2dc.service"
+printf '[Service]\nType=notify\nWatchdogSec=2s\nRestart=on-failure\nEnvironment="GREETING=hi %%I %%p" PRICE=5\nExecStart=%s --status "%%I|%%i|$$HOME|cost $${PRICE}|${PRICE}" --status-env GREETING\n' \
+  "$notifier" >"$expand_unit"
+"$lint" --json --probe 1 "$expand_unit" >"$work/expand.json" || fail "lint-expand: exit status $?: $(cat "$work/expand.json")"
+got=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[0]["probe"]["status"])' "$work/expand.json")
+want='a/b-c|a-b\x2dc|$HOME|cost ${PRICE}|5|hi a/b-c lint-expand'
+[[ $got == "$want" ]] || fail "lint-expand: the command got [$got], the manager would pass [$want]"
+echo "corpus: lint-expand@a-b\\x2dc.service         clean          STATUS=$got"
+
 # Drop-ins merged as the manager merges them: /lib's 50-exec.conf resets
 # ExecStart= to a binary that never pets (SDL001), but /etc's file of the
 # same name masks it and runs the petter; 60-restart.conf (in /run) then
