@@ -134,6 +134,7 @@ int report_json_add(struct json_object *all, const struct lint_subject *s, const
                 ADD(o, "notify_access", json_text(unit_notify_access(u)));
                 ADD(o, "watchdog_usec", u->watchdog_set ? json_object_new_int64((int64_t) u->watchdog_usec) : NULL);
                 ADD(o, "restart", json_text(unit_restart(u)));
+                ADD(o, "exec_start", u->exec_start.n ? json_text(u->exec_start.items[0]) : NULL);
                 ADD(o, "timeout_start_usec", unit_timeout_start(u) == UNIT_INFINITY
                                                      ? NULL
                                                      : json_object_new_int64((int64_t) unit_timeout_start(u)));

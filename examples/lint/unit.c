@@ -16,18 +16,12 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "lookup.h"
 #include "unit.h"
 #include "words.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
-
-/* The manager's system unit directories, highest priority first. */
-static const char *const unit_dirs[] = {
-        "/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system",
-        "/lib/systemd/system", "/usr/lib/systemd/system",
-};
-#define N_UNIT_DIRS (sizeof(unit_dirs) / sizeof(unit_dirs[0]))
 
 static void set_err(char *err, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void set_err(char *err, size_t size, const char *format, ...) {
@@ -38,7 +32,7 @@ static void set_err(char *err, size_t size, const char *format, ...) {
         va_end(ap);
 }
 
-static void list_reset(struct unit_list *l) {
+void unit_list_reset(struct unit_list *l) {
         for (size_t i = 0; i < l->n; i++)
                 free(l->items[i]);
         free(l->items);
@@ -46,7 +40,7 @@ static void list_reset(struct unit_list *l) {
         l->n = 0;
 }
 
-static int list_add(struct unit_list *l, const char *item) {
+int unit_list_add(struct unit_list *l, const char *item) {
         char **items;
 
         if (l->n >= UNIT_LIST_MAX)
@@ -77,7 +71,7 @@ static int list_add_words(const struct unit *u, struct unit_list *l, const char 
         int n, r = 0;
 
         if (!*value) {
-                list_reset(l);
+                unit_list_reset(l);
                 return 0;
         }
         n = words_split(u, value, words, UNIT_LIST_MAX, mode);
@@ -89,7 +83,7 @@ static int list_add_words(const struct unit *u, struct unit_list *l, const char 
                 if (r == 0 && snprintf(item, sizeof(item), "%s%s", prefix ? prefix : "", words[i]) >= (int) sizeof(item))
                         r = -1;
                 if (r == 0)
-                        r = list_add(l, item);
+                        r = unit_list_add(l, item);
                 free(words[i]);
         }
         return r;
@@ -136,9 +130,9 @@ static int assign(struct unit *u, const char *key, const char *value, char *err,
                 u->timeout_start_usec = usec == 0 ? UNIT_INFINITY : usec;
         } else if (!strcmp(key, "ExecStart")) {
                 if (!*value)
-                        list_reset(&u->exec_start);
+                        unit_list_reset(&u->exec_start);
                 else
-                        r = list_add(&u->exec_start, value);
+                        r = unit_list_add(&u->exec_start, value);
         } else if (!strcmp(key, "RestartPreventExitStatus"))
                 r = list_add_words(u, &u->restart_prevent, value, NULL, WORDS_PLAIN);
         else if (!strcmp(key, "Environment"))
@@ -168,6 +162,19 @@ static char *trim(char *s) {
         return s;
 }
 
+static int note(struct unit *u, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static int note(struct unit *u, const char *format, ...) {
+        char text[1024];
+        va_list ap;
+
+        if (u->notes.n >= UNIT_LIST_MAX)
+                return 0;
+        va_start(ap, format);
+        vsnprintf(text, sizeof(text), format, ap);
+        va_end(ap);
+        return unit_list_add(&u->notes, text);
+}
+
 /* One logical line of a file (continuations joined, trimmed). */
 static int apply_line(struct unit *u, const char *path, int lineno, char *s, bool *service, char *err,
                       size_t err_size) {
@@ -181,10 +188,9 @@ static int apply_line(struct unit *u, const char *path, int lineno, char *s, boo
         }
         if (!*service)
                 return 0;
-        if (!(eq = strchr(s, '='))) {
-                set_err(err, err_size, "%s:%d: not an assignment: %s", path, lineno, s);
-                return -1;
-        }
+        if (!(eq = strchr(s, '=')))
+                return note(u, "%s%s:%d: a line without '=' ignored, as the manager ignores it: %.200s", u->root, path,
+                            lineno, s);
         *eq = '\0';
         return assign(u, trim(s), trim(eq + 1), err, err_size);
 }
@@ -195,10 +201,14 @@ static int apply_file(struct unit *u, const char *path, char *err, size_t err_si
         size_t used = 0;
         bool service = false;
         struct stat st;
-        int r = 0, lineno = 0, fd = files_open_regular(u->root, path, &st, err, err_size);
+        char target[16];
+        int r = 0, lineno = 0, fd;
         long n;
 
-        if (fd < 0)
+        /* A drop-in linked to /dev/null masks its name and sets nothing. */
+        if (files_readlink(u->root, path, target, sizeof(target)) == 0 && !strcmp(target, "/dev/null"))
+                return 0;
+        if ((fd = files_open_regular(u->root, path, &st, err, err_size)) < 0)
                 return -1;
         n = files_read_bounded(fd, UNIT_FILE_SIZE_MAX, &text);
         close(fd);
@@ -212,7 +222,8 @@ static int apply_file(struct unit *u, const char *path, char *err, size_t err_si
                 set_err(err, err_size, "out of memory");
                 return -1;
         }
-        for (char *line = text; r == 0 && line; line = next) {
+        /* A byte-order mark before the first line is not part of it. */
+        for (char *line = text + (strncmp(text, "\xef\xbb\xbf", 3) ? 0 : 3); r == 0 && line; line = next) {
                 char *s;
                 size_t len;
                 bool more;
@@ -251,19 +262,6 @@ static int add_file(struct unit *u, const char *path) {
         if (u->n_files >= UNIT_FILES_MAX)
                 return -1;
         return (u->files[u->n_files++] = strdup(path)) ? 0 : -1;
-}
-
-static int note(struct unit *u, const char *format, ...) __attribute__((format(printf, 2, 3)));
-static int note(struct unit *u, const char *format, ...) {
-        char text[1024];
-        va_list ap;
-
-        if (u->notes.n >= UNIT_LIST_MAX)
-                return 0;
-        va_start(ap, format);
-        vsnprintf(text, sizeof(text), format, ap);
-        va_end(ap);
-        return list_add(&u->notes, text);
 }
 
 static int by_basename(const void *a, const void *b) {
@@ -326,29 +324,6 @@ static int set_names(struct unit *u, const char *name) {
         return 0;
 }
 
-/* The unit file of a name under root: the name itself, else its template. */
-static int find_unit_file(const char *name, const char *root, char *path, size_t size) {
-        char template[512];
-        const char *at = strchr(name, '@'), *dot = strrchr(name, '.');
-        const char *candidates[2] = { name, NULL };
-
-        if (at && dot && dot > at + 1 && (size_t) (at - name) + strlen(dot) + 2 < sizeof(template)) {
-                snprintf(template, sizeof(template), "%.*s@%s", (int) (at - name), name, dot);
-                candidates[1] = template;
-        }
-        for (size_t c = 0; c < 2 && candidates[c]; c++)
-                for (size_t i = 0; i < N_UNIT_DIRS; i++) {
-                        char target[16];
-                        struct stat st;
-
-                        snprintf(path, size, "%s/%s", unit_dirs[i], candidates[c]);
-                        if (files_stat(root, path, &st) == 0 ||
-                            files_readlink(root, path, target, sizeof(target)) == 0)
-                                return 0;
-                }
-        return -1;
-}
-
 /* Masked: a symlink to /dev/null, or an empty file. */
 static bool masked(const char *root, const char *path) {
         char target[16];
@@ -359,14 +334,24 @@ static bool masked(const char *root, const char *path) {
         return files_stat(root, path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
-static int load_by_name(const char *name, struct unit *u, char *err, size_t err_size) {
-        char path[4096], real[4096], dir[4096], template[512];
-        const char *root = u->root, *at = strchr(name, '@'), *dot = strrchr(name, '.');
-        const char *levels[4];
-        size_t n_levels = 0;
+/* The drop-ins of dirs: each "*.conf" whose name no earlier directory
+ * holds, in file-name order once load sorts them. */
+static int collect_all_dropins(struct unit *u, const struct unit_list *dirs) {
+        for (size_t i = 0; i < dirs->n; i++)
+                if (collect_dropins(u, dirs->items[i]) < 0)
+                        return -1;
+        return 0;
+}
 
-        if (find_unit_file(name, root, path, sizeof(path)) < 0) {
-                set_err(err, err_size, "%s: no such unit under %s (%s, ...)", name, *root ? root : "/", unit_dirs[0]);
+static int load_by_name(const char *name, struct unit *u, char *err, size_t err_size) {
+        char path[4096], real[4096], id[512];
+        const char *root = u->root, *base;
+        struct unit_list names = { 0 }, dirs = { 0 };
+        int r = -1;
+
+        if (lookup_fragment(root, name, path, sizeof(path)) < 0) {
+                set_err(err, err_size, "%s: no such unit under %s (%s, ...)", name, *root ? root : "/",
+                        lookup_search_path[0]);
                 return -1;
         }
         if (masked(root, path)) {
@@ -379,29 +364,28 @@ static int load_by_name(const char *name, struct unit *u, char *err, size_t err_
         }
         if (set_names(u, name) < 0 || add_file(u, real) < 0)
                 goto oom;
-        /* Drop-in levels, least specific first: "service.d", the template,
-         * an alias's target, the name itself. */
-        if (dot)
-                levels[n_levels++] = dot + 1;
-        if (at && dot && dot > at + 1) {
-                snprintf(template, sizeof(template), "%.*s@%s", (int) (at - name), name, dot);
-                levels[n_levels++] = template;
-        }
-        const char *target = strrchr(real, '/') + 1, *last = n_levels ? levels[n_levels - 1] : "";
+        /* The unit's id is its file's name (the instance put in); every other
+         * name is an alias whose drop-ins apply too. */
+        base = strrchr(real, '/') + 1;
+        if (u->instance && strstr(base, "@.")) {
+                const char *at = strchr(base, '@');
 
-        if (strcmp(target, name) != 0 && strcmp(target, last) != 0)
-                levels[n_levels++] = target;
-        levels[n_levels++] = name;
-        for (size_t l = 0; l < n_levels; l++)
-                for (size_t i = 0; i < N_UNIT_DIRS; i++) {
-                        snprintf(dir, sizeof(dir), "%s/%s.d", unit_dirs[i], levels[l]);
-                        if (collect_dropins(u, dir) < 0)
-                                goto oom;
-                }
-        return 0;
+                snprintf(id, sizeof(id), "%.*s@%s%s", (int) (at - base), base, u->instance, at + 1);
+        } else
+                snprintf(id, sizeof(id), "%s", base);
+        if (strcmp(name, id) != 0 && unit_list_add(&names, name) < 0)
+                goto oom;
+        if (lookup_aliases(root, base, u->instance, &names) < 0 || lookup_dropin_dirs(root, id, &names, &dirs) < 0 ||
+            collect_all_dropins(u, &dirs) < 0)
+                goto oom;
+        r = 0;
+        goto out;
 oom:
-        set_err(err, err_size, "%s: out of memory or more than %d drop-ins", name, UNIT_FILES_MAX - 1);
-        return -1;
+        set_err(err, err_size, "%s: out of memory or more than %d drop-ins or names", name, UNIT_FILES_MAX - 1);
+out:
+        unit_list_reset(&names);
+        unit_list_reset(&dirs);
+        return r;
 }
 
 int unit_load(const char *spec, const char *root, struct unit *u, char *err, size_t err_size) {
@@ -443,11 +427,11 @@ void unit_free(struct unit *u) {
         free(u->notify_access);
         free(u->watchdog_signal);
         free(u->restart);
-        list_reset(&u->exec_start);
-        list_reset(&u->restart_prevent);
-        list_reset(&u->environment);
-        list_reset(&u->state_dirs);
-        list_reset(&u->notes);
+        unit_list_reset(&u->exec_start);
+        unit_list_reset(&u->restart_prevent);
+        unit_list_reset(&u->environment);
+        unit_list_reset(&u->state_dirs);
+        unit_list_reset(&u->notes);
         memset(u, 0, sizeof(*u));
 }
 

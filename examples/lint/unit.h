@@ -49,13 +49,20 @@ struct unit {
 
 /*
  * Loads a unit. spec is a path (contains '/'; drop-ins from "<path>.d/"
- * beside it) or a unit name looked up under root (NULL or "" for /) in the
- * manager's system unit directories, drop-ins from all of them merged in
- * file-name order, later ones overriding (templates: "<t>@.service.d" before
- * "<name>.d"). On error returns -1 with a message in err.
+ * beside it) or a unit name looked up under root (NULL or "" for /) as the
+ * system manager looks it up (lookup.h): its file, then the drop-ins of its
+ * names' directories applied in file-name order, later ones overriding.
+ * What the manager ignores (a line without '=', a drop-in that is not a
+ * file) goes to u->notes. Files are opened under root (files.h). On error
+ * returns -1 with a message in err.
  */
 int unit_load(const char *spec, const char *root, struct unit *u, char *err, size_t err_size);
 void unit_free(struct unit *u);
+
+/* A list of the unit's: add a copy (-1: out of memory or UNIT_LIST_MAX
+ * reached), or free all. */
+int unit_list_add(struct unit_list *l, const char *item);
+void unit_list_reset(struct unit_list *l);
 
 /* The effective values, defaults applied as the manager applies them. */
 const char *unit_type(const struct unit *u);          /* simple, notify, dbus, ... */
