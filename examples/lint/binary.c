@@ -7,12 +7,15 @@
 #include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "binary.h"
+#include "elfscan.h"
 #include "files.h"
+#include "libraries.h"
 
 /* The manager's PATH for a command that is not an absolute path. */
 static const char *const exec_path[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
@@ -35,37 +38,6 @@ const char *binary_kind_name(enum binary_kind kind) {
         return "?";
 }
 
-static bool has_prefix(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
-
-static void note_import(struct binary *b, const char *name) {
-        size_t len = strlen(b->imports);
-
-        if (strstr(b->imports, name) || len + strlen(name) + 2 >= sizeof(b->imports))
-                return;
-        snprintf(b->imports + len, sizeof(b->imports) - len, "%s%s", len ? " " : "", name);
-}
-
-/* One undefined dynamic symbol of the executable. */
-static void classify_import(struct binary *b, const char *name) {
-        if (has_prefix(name, "sd_notify") || has_prefix(name, "sd_pid_notify")) {
-                b->sd_notify = true;
-                note_import(b, name);
-        } else if (!strcmp(name, "sd_event_set_watchdog")) {
-                b->sd_event_watchdog = true;
-                note_import(b, name);
-        } else if (!strcmp(name, "sd_watchdog_enabled")) {
-                b->sd_watchdog_enabled = true;
-                note_import(b, name);
-        } else if (!strcmp(name, "sdlive_pet_watchdog") || !strcmp(name, "sdlive_idle") ||
-                   !strcmp(name, "sdlive_wait_fd")) {
-                b->sdlive_pet = true;
-                note_import(b, name);
-        } else if (!strcmp(name, "sdlive_notify_raw")) {
-                b->sdlive_raw = true;
-                note_import(b, name);
-        }
-}
-
 static bool is_interpreter(const char *path) {
         const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
@@ -79,17 +51,6 @@ static bool is_interpreter(const char *path) {
         return false;
 }
 
-/* A regular file under root, opened without blocking, as an ELF. */
-static Elf *open_elf(const char *root, const char *path, int *fd) {
-        char err[256];
-        struct stat st;
-
-        *fd = files_open_regular(root, path, &st, err, sizeof(err));
-        if (*fd < 0)
-                return NULL;
-        return elf_begin(*fd, ELF_C_READ, NULL);
-}
-
 static void close_elf(Elf *e, int fd) {
         if (e)
                 elf_end(e);
@@ -97,141 +58,25 @@ static void close_elf(Elf *e, int fd) {
                 close(fd);
 }
 
-/* Does the library at path define (export) sd_notify* ? */
-static bool library_defines_notify(const char *root, const char *path) {
-        Elf_Scn *scn = NULL;
-        bool found = false;
-        int fd;
-        Elf *e = open_elf(root, path, &fd);
-
-        while (e && !found && (scn = elf_nextscn(e, scn))) {
-                GElf_Shdr sh;
-                Elf_Data *data;
-
-                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || sh.sh_entsize == 0 ||
-                    !(data = elf_getdata(scn, NULL)))
-                        continue;
-                for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !found; i++) {
-                        GElf_Sym sym;
-                        const char *name;
-
-                        if (!gelf_getsym(data, (int) i, &sym) || sym.st_shndx == SHN_UNDEF)
-                                continue;
-                        name = elf_strptr(e, sh.sh_link, sym.st_name);
-                        found = name && (has_prefix(name, "sd_notify") || has_prefix(name, "sd_pid_notify"));
-                }
-        }
-        close_elf(e, fd);
-        return found;
-}
-
-/* A DT_NEEDED found through one of the RUNPATH directories ($ORIGIN: the
- * executable's directory) is private to the package: follow it. */
-static void follow_private(struct binary *b, const char *root, const char *needed, const char *runpath) {
-        char dirs[1024], origin[4096], *save = NULL;
-
-        if (b->private_notify || !runpath || strlen(runpath) >= sizeof(dirs))
-                return;
-        snprintf(origin, sizeof(origin), "%s", b->inside);
-        if (strrchr(origin, '/'))
-                *strrchr(origin, '/') = '\0';
-        strcpy(dirs, runpath);
-        for (char *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-                char path[4096];
-
-                int n = has_prefix(dir, "$ORIGIN") ? snprintf(path, sizeof(path), "%s%s/%s", origin, dir + 7, needed)
-                                                   : snprintf(path, sizeof(path), "%s/%s", dir, needed);
-
-                if (n > 0 && n < (int) sizeof(path) && library_defines_notify(root, path)) {
-                        b->private_notify = true;
-                        snprintf(b->private_lib, sizeof(b->private_lib), "%s", needed);
-                        return;
-                }
-        }
-}
-
-/* Scans a section's bytes for the protocol's strings. */
-static void scan_strings(struct binary *b, Elf_Scn *scn) {
-        Elf_Data *data = NULL;
-
-        while ((data = elf_getdata(scn, data))) {
-                if (!data->d_buf)
-                        continue;
-                b->string_watchdog |= memmem(data->d_buf, data->d_size, "WATCHDOG=1", 10) != NULL;
-                b->string_notify_socket |= memmem(data->d_buf, data->d_size, "NOTIFY_SOCKET", 13) != NULL;
-        }
-}
-
 static void read_elf(struct binary *b, const char *root, Elf *e) {
-        char needed[32][256], runpath[1024] = "";
-        size_t n_needed = 0, shstrndx, phnum;
-        bool dynamic = false;
-        Elf_Scn *scn = NULL;
+        struct elf_links *links = calloc(1, sizeof(*links));
 
-        if (elf_getshdrstrndx(e, &shstrndx) < 0)
-                shstrndx = 0;
-        if (elf_getphdrnum(e, &phnum) == 0)
-                for (size_t i = 0; i < phnum; i++) {
-                        GElf_Phdr ph;
-
-                        if (gelf_getphdr(e, (int) i, &ph) && ph.p_type == PT_DYNAMIC)
-                                dynamic = true;
-                }
-        while ((scn = elf_nextscn(e, scn))) {
-                GElf_Shdr sh;
-                Elf_Data *data;
-                const char *section = NULL;
-
-                if (!gelf_getshdr(scn, &sh))
-                        continue;
-                if (shstrndx)
-                        section = elf_strptr(e, shstrndx, sh.sh_name);
-                if (section && (!strcmp(section, ".go.buildinfo") || !strcmp(section, ".note.go.buildid")))
-                        b->kind = BINARY_GO;
-                if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_ALLOC) && !(sh.sh_flags & SHF_EXECINSTR))
-                        scan_strings(b, scn);
-                if ((sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_DYNAMIC) || sh.sh_entsize == 0 ||
-                    !(data = elf_getdata(scn, NULL)))
-                        continue;
-                for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-                        const char *name = NULL;
-
-                        if (sh.sh_type == SHT_DYNSYM) {
-                                GElf_Sym sym;
-
-                                if (gelf_getsym(data, (int) i, &sym) && sym.st_shndx == SHN_UNDEF &&
-                                    (name = elf_strptr(e, sh.sh_link, sym.st_name)))
-                                        classify_import(b, name);
-                                continue;
-                        }
-                        GElf_Dyn dyn;
-
-                        if (!gelf_getdyn(data, (int) i, &dyn))
-                                continue;
-                        if (dyn.d_tag == DT_NEEDED || dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH)
-                                name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
-                        if (!name)
-                                continue;
-                        if (dyn.d_tag == DT_NEEDED && n_needed < 32)
-                                snprintf(needed[n_needed++], sizeof(needed[0]), "%s", name);
-                        else if (dyn.d_tag != DT_NEEDED && !*runpath)
-                                snprintf(runpath, sizeof(runpath), "%s", name);
-                }
+        if (!links) {
+                snprintf(b->detail, sizeof(b->detail), "out of memory");
+                b->kind = BINARY_STATIC;
+                return;
         }
-        for (size_t i = 0; i < n_needed; i++) {
-                if (has_prefix(needed[i], "libsystemd.so"))
-                        b->links_libsystemd = true;
-                else if (has_prefix(needed[i], "libsdlive.so"))
-                        b->links_libsdlive = true;
-                else
-                        follow_private(b, root, needed[i], *runpath ? runpath : NULL);
-        }
+        elfscan_read(e, true, &b->own, links);
+        if (b->own.go)
+                b->kind = BINARY_GO;
         if (b->kind == BINARY_GO)
                 snprintf(b->detail, sizeof(b->detail), "a Go program (it speaks the notify protocol without libsystemd)");
-        else if (!dynamic || n_needed == 0) {
+        else if (!b->own.dynamic || links->n_needed == 0) {
                 b->kind = BINARY_STATIC;
                 snprintf(b->detail, sizeof(b->detail), "statically linked: no dynamic symbols to read");
-        }
+        } else
+                libraries_follow(root, b->inside, links, &b->libs);
+        free(links);
 }
 
 /* Finds argv0 under root: b->path and b->inside, or BINARY_MISSING with the
@@ -390,51 +235,69 @@ void binary_inspect(const char *argv0, const char *root, struct binary *b) {
         close_elf(e, fd);
 }
 bool binary_can_notify(const struct binary *b) {
-        return b->sd_notify || b->links_libsdlive || b->links_libsystemd || b->private_notify ||
-               b->string_notify_socket;
+        return b->own.sd_notify || b->own.string_notify_socket || b->libs.links_libsdlive || b->libs.links_libsystemd ||
+               b->libs.provider || b->libs.notify;
+}
+
+/* How it would notify, for the evidence. */
+static const char *notify_path(const struct binary *b) {
+        return b->own.sd_notify              ? "sd_notify"
+               : b->libs.notify              ? b->libs.notify_name
+               : b->libs.provider            ? b->libs.provider_name
+               : b->libs.links_libsystemd    ? "libsystemd"
+               : b->own.string_notify_socket ? "its own NOTIFY_SOCKET code"
+                                             : "libsdlive";
 }
 
 enum binary_pets binary_pets(const struct binary *b, char *why, size_t size) {
-        const char *notify = b->sd_notify ? "sd_notify"
-                             : b->private_notify ? b->private_lib
-                             : b->links_libsystemd ? "libsystemd"
-                                                   : "its own NOTIFY_SOCKET code";
+        const struct elf_evidence *own = &b->own;
+        /* Something calls sd_notify, or speaks the protocol itself. Linking
+         * libsystemd alone (for sd_listen_fds ...) sends nothing; a libsdlive
+         * user is judged by what it imports of libsdlive. */
+        bool other_notify =
+                own->sd_notify || b->libs.notify || (own->string_notify_socket && !b->libs.links_libsdlive);
 
         if (b->kind != BINARY_DYNAMIC) {
                 snprintf(why, size, "inconclusive: %s", b->detail);
                 return PETS_UNKNOWN;
         }
-        if (b->sdlive_pet) {
-                snprintf(why, size, "imports %s", b->imports);
+        if (own->sdlive_pet) {
+                snprintf(why, size, "imports %s", own->imports);
                 return PETS_YES;
         }
-        if (b->sd_event_watchdog) {
+        if (own->sd_event_watchdog) {
                 snprintf(why, size, "imports sd_event_set_watchdog (sd-event pets at half of WATCHDOG_USEC)");
                 return PETS_YES;
         }
-        if ((b->sd_watchdog_enabled || b->string_watchdog) && binary_can_notify(b)) {
+        if ((own->sd_watchdog_enabled || own->string_watchdog) && binary_can_notify(b)) {
                 snprintf(why, size, "%s and notifies through %s",
-                         b->sd_watchdog_enabled ? "imports sd_watchdog_enabled" : "holds the string WATCHDOG=1",
-                         notify);
+                         own->sd_watchdog_enabled ? "imports sd_watchdog_enabled" : "holds the string WATCHDOG=1",
+                         notify_path(b));
                 return PETS_YES;
         }
-        if (b->sdlive_raw) {
-                snprintf(why, size, "imports sdlive_notify_raw, which may send WATCHDOG=1: probe it");
+        if (b->libs.pets || (b->libs.watch_only && binary_can_notify(b))) {
+                snprintf(why, size, "%s%s%s", b->libs.pets ? b->libs.pets_evidence : b->libs.watch_evidence,
+                         b->libs.pets ? "" : ", and it notifies through ", b->libs.pets ? "" : notify_path(b));
+                return PETS_YES;
+        }
+        if (own->sdlive_raw) {
+                snprintf(why, size, "imports sdlive_notify_raw, which may send WATCHDOG=1: inconclusive, probe it");
                 return PETS_UNKNOWN;
         }
-        if (b->links_libsdlive) {
+        if (other_notify) {
+                snprintf(why, size,
+                         "can notify (through %s), but no keepalive is seen in it or its %zu libraries: "
+                         "inconclusive, probe it",
+                         notify_path(b), b->libs.n_read);
+                return PETS_UNKNOWN;
+        }
+        if (b->libs.links_libsdlive) {
                 snprintf(why, size, "links libsdlive but imports none of sdlive_pet_watchdog, sdlive_idle, sdlive_wait_fd");
                 return PETS_NO;
         }
-        if (b->sd_notify || b->private_notify || b->links_libsystemd) {
-                snprintf(why, size, "notifies through %s but imports no watchdog function and holds no WATCHDOG=1",
-                         notify);
-                return PETS_NO;
-        }
-        if (b->string_notify_socket) {
-                snprintf(why, size, "reads NOTIFY_SOCKET with code of its own: probe it");
-                return PETS_UNKNOWN;
-        }
-        snprintf(why, size, "links neither libsystemd nor libsdlive and imports no sd_notify*: it cannot notify");
+        snprintf(why, size,
+                 "neither it nor its %zu libraries import sd_notify* or hold NOTIFY_SOCKET, and it links no "
+                 "libsdlive: it cannot notify",
+                 b->libs.n_read);
         return PETS_NO;
 }

@@ -71,6 +71,10 @@ static void check_static(struct lint_subject *s, enum binary_pets pets, const ch
                 lint_add(s, "SDL009", SEVERITY_INFO, "static check inconclusive",
                          "probe it (--probe SECONDS), or check by hand that it pets on every path",
                          "%s (%s)", s->binary->detail, binary_kind_name(s->binary->kind));
+        else if (u->watchdog_set && pets == PETS_UNKNOWN && !(p && p->started))
+                lint_add(s, "SDL009", SEVERITY_INFO, "static check inconclusive",
+                         "probe it (--probe SECONDS), or check by hand that it pets on every path",
+                         "armed, and the binary %s", why);
         if (u->watchdog_set && pets == PETS_NO && !probe_pets &&
             !(p && p->started && p->duration_usec > s->probe_watchdog_usec))
                 lint_add(s, "SDL001", SEVERITY_ERROR, "armed but never pets",

@@ -98,10 +98,11 @@ static struct json_object *binary_json(const struct binary *b) {
                 return NULL;
         ADD(o, "path", json_text(b->path));
         ADD(o, "kind", json_text(binary_kind_name(b->kind)));
-        ADD(o, "imports", json_text(b->imports));
-        ADD(o, "links_libsystemd", json_object_new_boolean(b->links_libsystemd));
-        ADD(o, "links_libsdlive", json_object_new_boolean(b->links_libsdlive));
-        ADD(o, "private_library", b->private_notify ? json_text(b->private_lib) : NULL);
+        ADD(o, "imports", json_text(b->own.imports));
+        ADD(o, "links_libsystemd", json_object_new_boolean(b->libs.links_libsystemd));
+        ADD(o, "links_libsdlive", json_object_new_boolean(b->libs.links_libsdlive));
+        ADD(o, "private_library", b->libs.provider ? json_text(b->libs.provider_name) : NULL);
+        ADD(o, "libraries_read", json_object_new_int64((int64_t) b->libs.n_read));
         ADD(o, "pets", json_text(pets_name(pets)));
         ADD(o, "evidence", json_text(why));
         return o;

@@ -102,9 +102,10 @@ mkdir -p "$root/lib/systemd/system/lint-merge.service.d" "$root/etc/systemd/syst
   "$root/run/systemd/system/lint-merge.service.d" "$root/usr/bin"
 cp "$notifier" "$root/usr/bin/lint-notifier"
 cp "$ready" "$root/usr/bin/lint-ready"
+cp /bin/sleep "$root/usr/bin/lint-sleep"
 printf '[Service]\nType=notify\nExecStart=/usr/bin/lint-notifier\nWatchdogSec=2s\nRestart=on-failure\n' \
   >"$root/lib/systemd/system/lint-merge.service"
-printf '[Service]\nExecStart=\nExecStart=lint-ready\n' >"$root/lib/systemd/system/lint-merge.service.d/50-exec.conf"
+printf '[Service]\nExecStart=\nExecStart=lint-sleep 3600\n' >"$root/lib/systemd/system/lint-merge.service.d/50-exec.conf"
 printf '[Service]\nExecStart=\nExecStart=/usr/bin/lint-notifier\n' >"$root/etc/systemd/system/lint-merge.service.d/50-exec.conf"
 printf '[Service]\nRestart=no\n' >"$root/run/systemd/system/lint-merge.service.d/60-restart.conf"
 
@@ -128,7 +129,7 @@ assert files == want, files' "$work/json" "$root" || fail "lint-merge.service: f
 echo "corpus: lint-merge.service                 SDL007         /etc's 50-exec.conf masks /lib's, 60-restart.conf applied after"
 rm "$root/etc/systemd/system/lint-merge.service.d/50-exec.conf"
 merged "SDL001 SDL007"
-echo "corpus: lint-merge.service (no /etc file)  SDL001 SDL007  /lib's 50-exec.conf resets ExecStart= to lint-ready"
+echo "corpus: lint-merge.service (no /etc file)  SDL001 SDL007  /lib's 50-exec.conf resets ExecStart= to lint-sleep"
 # Bad usage: exit status 2, nothing on stdout.
 for args in "" "--probe" "--probe 0" "--probe 0.1 x.service" "--probe 3601 x.service" "--probe 1x x.service" "--watchdog-usec 5 x.service" "--root relative x.service" \
   "--no-such-option x.service"; do
