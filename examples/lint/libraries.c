@@ -40,13 +40,18 @@ static void add_dir(struct search *s, const char *dir, size_t len) {
 
 static void read_ldconf(struct search *s, const char *path, int depth);
 
+static int by_name(const void *a, const void *b) { return strcmp(a, b); }
+
 /* "include PATTERN": every file of the pattern's directory its last
  * component matches, in name order, as glob(3) gives them. */
-static void include_ldconf(struct search *s, const char *pattern, const char *conf_dir, int depth) {
+/* Recursive with read_ldconf, bounded by LDCONF_DEPTH_MAX. */
+static void include_ldconf(struct search *s, const char *pattern, const char *conf_dir, int depth) { // NOLINT(misc-no-recursion)
+        static char names[LDCONF_DEPTH_MAX + 1][DIRS_MAX][256];
         char full[1024], dir[1024];
         const char *base;
-        struct dirent **entries = NULL;
-        int n, fd;
+        size_t n = 0;
+        struct dirent *e;
+        int fd;
         DIR *d;
 
         if (snprintf(full, sizeof(full), "%s%s%s", pattern[0] == '/' ? "" : conf_dir, pattern[0] == '/' ? "" : "/",
@@ -60,38 +65,21 @@ static void include_ldconf(struct search *s, const char *pattern, const char *co
                 close(fd);
                 return;
         }
-        n = 0;
-        for (struct dirent *e; (e = readdir(d)) && n < DIRS_MAX;) {
-                struct dirent **more;
-
-                if (e->d_name[0] == '.' || fnmatch(base, e->d_name, FNM_PERIOD) != 0 ||
-                    !(more = realloc(entries, (size_t) (n + 1) * sizeof(*entries))))
-                        continue;
-                entries = more;
-                if ((entries[n] = malloc(sizeof(struct dirent))))
-                        memcpy(entries[n++], e, sizeof(struct dirent));
-        }
+        while ((e = readdir(d)) && n < DIRS_MAX)
+                if (e->d_name[0] != '.' && fnmatch(base, e->d_name, FNM_PERIOD) == 0)
+                        snprintf(names[depth][n++], sizeof(names[0][0]), "%s", e->d_name);
         closedir(d);
-        for (int i = 0; i < n; i++)
-                for (int j = i + 1; j < n; j++)
-                        if (strcmp(entries[j]->d_name, entries[i]->d_name) < 0) {
-                                struct dirent *t = entries[i];
-
-                                entries[i] = entries[j];
-                                entries[j] = t;
-                        }
-        for (int i = 0; i < n; i++) {
+        qsort(names[depth], n, sizeof(names[0][0]), by_name);
+        for (size_t i = 0; i < n; i++) {
                 char path[2048];
 
-                snprintf(path, sizeof(path), "%s%s", dir, entries[i]->d_name);
+                snprintf(path, sizeof(path), "%s%s", dir, names[depth][i]);
                 read_ldconf(s, path, depth + 1);
-                free(entries[i]);
         }
-        free(entries);
 }
 
 /* ld.so.conf: a directory per line, "include PATTERN", comments after '#'. */
-static void read_ldconf(struct search *s, const char *path, int depth) {
+static void read_ldconf(struct search *s, const char *path, int depth) { // NOLINT(misc-no-recursion): bounded depth
         char err[256], conf_dir[1024], *text = NULL, *save = NULL;
         struct stat st;
         int fd;

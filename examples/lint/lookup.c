@@ -121,8 +121,10 @@ static int add_dir(const char *root, const char *dir, struct unit_list *dirs) {
 }
 
 /* unit_file_find_dirs(): "<name>.d" in one directory of the search path,
- * then its template's, then its dash prefix's, recursively. */
-static int find_dirs(const char *root, const char *unit_path, const char *name, struct unit_list *dirs, int depth) {
+ * then its template's, then its dash prefix's, recursively as systemd does;
+ * each call is on a shorter name, and depth bounds it besides. */
+static int find_dirs(const char *root, const char *unit_path, const char *name, struct unit_list *dirs, // NOLINT(misc-no-recursion)
+                     int depth) {
         char path[4096], template[NAME_MAX_LEN], prefix[NAME_MAX_LEN], built[NAME_MAX_LEN];
         const char *at = strchr(name, '@'), *dot = strrchr(name, '.'), *dash;
         bool instance = at && dot && dot > at + 1, chopped = false;

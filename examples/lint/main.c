@@ -73,6 +73,12 @@ static const char *environment_value(const struct unit *u, const char *name, siz
  * $NAME is replaced by its value split into words (unset: no word); else
  * ${NAME} is replaced by its value (unset: nothing) and "$$" by "$".
  */
+/* The copies are not leaked: the caller owns argv[0 .. *argc - 1]; gcc's
+ * analyser loses them in the caller's array. */
+#ifndef __clang__
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
 static int expand_word(const struct unit *u, const char *word, char **argv, int *argc) {
         char out[4096];
         size_t len = 0;
@@ -114,6 +120,9 @@ static int expand_word(const struct unit *u, const char *word, char **argv, int 
         (*argc)++;
         return 0;
 }
+#ifndef __clang__
+#pragma GCC diagnostic pop
+#endif
 
 /* ExecStart= into the program's path and argv: prefixes @-:+! stripped, '@'
  * makes the next word argv[0], ':' turns off variable expansion. */
