@@ -11,7 +11,7 @@
 #define MS(usec) ((usec) / 1000)
 
 const char *severity_name(enum severity sev) {
-        return sev == SEVERITY_ERROR ? "error" : sev == SEVERITY_WARNING ? "warning" : "info";
+        return sev == SEVERITY_ERROR ? "error" : sev == SEVERITY_WARNING ? "warning" : "note";
 }
 
 void lint_add(struct lint_subject *s, const char *code, enum severity sev, const char *title, const char *fix,
@@ -67,10 +67,14 @@ static void check_static(struct lint_subject *s, enum binary_pets pets, const ch
         const struct probe_result *p = s->probe;
         bool probe_pets = p && p->keepalives > 0;
 
-        if (s->binary->kind != BINARY_DYNAMIC && s->binary->kind != BINARY_MISSING)
+        if (s->binary->kind != BINARY_DYNAMIC)
                 lint_add(s, "SDL009", SEVERITY_INFO, "static check inconclusive",
                          "probe it (--probe SECONDS), or check by hand that it pets on every path",
                          "%s (%s)", s->binary->detail, binary_kind_name(s->binary->kind));
+        else if (u->watchdog_set && pets == PETS_UNKNOWN && !(p && p->started))
+                lint_add(s, "SDL009", SEVERITY_INFO, "static check inconclusive",
+                         "probe it (--probe SECONDS), or check by hand that it pets on every path",
+                         "armed, and the binary %s", why);
         if (u->watchdog_set && pets == PETS_NO && !probe_pets &&
             !(p && p->started && p->duration_usec > s->probe_watchdog_usec))
                 lint_add(s, "SDL001", SEVERITY_ERROR, "armed but never pets",
@@ -110,12 +114,15 @@ static void check_probe(struct lint_subject *s, enum binary_pets pets, const cha
                          "the binary pets every %" PRIu64 " ms (median of %zu gaps), but the watchdog is %" PRIu64
                          " ms: the manager kills it between two keepalives",
                          MS(p->n_gaps ? median : p->max_gap_usec), p->n_gaps, MS(w));
-        else if (w && p->keepalives > 0 && p->max_gap_usec > w / 2)
-                lint_add(s, "SDL003", SEVERITY_WARNING, "keepalive gap over half of WatchdogSec=",
-                         "pet at WatchdogSec/2 or more often (sdlive pets at a third), or raise WatchdogSec=",
-                         "largest gap between keepalives %" PRIu64 " ms > %" PRIu64 " ms, half of the watchdog's %" PRIu64
-                         " ms: no margin for a slow iteration",
-                         MS(p->max_gap_usec), MS(w / 2), MS(w));
+        /* sd_watchdog_enabled(3) recommends a keepalive every half of the
+         * watchdog, and sd-event sends one between a half and three quarters:
+         * only a gap over three quarters leaves no margin. */
+        else if (w && p->keepalives > 0 && p->max_gap_usec > w / 4 * 3)
+                lint_add(s, "SDL003", SEVERITY_WARNING, "keepalive gap over three quarters of WatchdogSec=",
+                         "pet every half of the watchdog or more often (sdlive pets at a third), or raise WatchdogSec=",
+                         "largest gap between keepalives %" PRIu64 " ms > %" PRIu64 " ms, three quarters of the "
+                         "watchdog's %" PRIu64 " ms: no margin for a slow iteration",
+                         MS(p->max_gap_usec), MS(w / 4 * 3), MS(w));
         if (notify && p->ready_foreign && !p->ready && strcmp(access, "all") != 0)
                 lint_add(s, "SDL005", SEVERITY_ERROR, "READY=1 from a process other than the main one",
                          "send READY=1 from the main process, or set NotifyAccess=all (mind the fork hazard)",
@@ -145,9 +152,19 @@ void lint_check(struct lint_subject *s) {
         char why[512], restart[256];
         enum binary_pets pets = binary_pets(s->binary, why, sizeof(why));
 
+        if (u->notes.n > 0)
+                lint_add(s, "SDL014", SEVERITY_INFO, "part of the unit ignored, as the manager ignores it",
+                         "correct or remove what was ignored", "%s%s", u->notes.items[0],
+                         u->notes.n > 1 ? " (and more: see --json)" : "");
         if (s->binary->kind == BINARY_MISSING) {
                 lint_add(s, "SDL010", SEVERITY_ERROR, "ExecStart= binary not found",
                          "install the binary, or correct ExecStart=", "%s", s->binary->detail);
+                return;
+        }
+        if (s->binary->kind == BINARY_UNRUNNABLE) {
+                lint_add(s, "SDL013", SEVERITY_ERROR, "ExecStart= program cannot run",
+                         "install a whole executable, or correct ExecStart=",
+                         "%s: the manager's execve() would fail, and the unit with it", s->binary->detail);
                 return;
         }
         check_static(s, pets, why);

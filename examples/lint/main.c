@@ -18,6 +18,7 @@
 #include "unit.h"
 
 #define ARGS_MAX 256
+#define PROBE_SECONDS_MIN 1
 #define PROBE_SECONDS_MAX 3600
 
 struct options {
@@ -32,7 +33,7 @@ static void usage(void) {
                "Checks each unit's WatchdogSec=, Type=notify, NotifyAccess= and Restart= against what its\n"
                "binary does. UNIT is a unit file (path) or an installed unit's name (drop-ins merged).\n\n"
                "  --probe SECONDS      also run the command for SECONDS on a notify socket of its own\n"
-               "                       and record READY=1, WATCHDOG=1 and STATUS= (1 to %d)\n"
+               "                       and record READY=1, WATCHDOG=1 and STATUS= (%d to %d)\n"
                "  --watchdog-usec USEC the WATCHDOG_USEC the probe gives an armed unit (default: its\n"
                "                       WatchdogSec=); gaps are held against this value\n"
                "  --root DIR           look units and binaries up under DIR\n"
@@ -40,7 +41,7 @@ static void usage(void) {
                "  -h, --help           this help\n"
                "  -V, --version        version\n\n"
                "Exit status: 0 no findings, 1 findings (errors or warnings), 2 bad usage.\n",
-               PROBE_SECONDS_MAX);
+               PROBE_SECONDS_MIN, PROBE_SECONDS_MAX);
 }
 
 static void usage_error(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -55,50 +56,63 @@ static void usage_error(const char *format, ...) {
         exit(2);
 }
 
-/* Appends word, with ${NAME} and a whole-word $NAME expanded from the unit's
- * Environment= (a whole-word $NAME splits into words; unset: nothing). */
+/* The value of NAME (n bytes) in the unit's Environment=, the last
+ * assignment winning; NULL when unset. */
+static const char *environment_value(const struct unit *u, const char *name, size_t n) {
+        for (size_t i = u->environment.n; i-- > 0;) {
+                const char *item = u->environment.items[i];
+
+                if (!strncmp(item, name, n) && item[n] == '=')
+                        return item + n + 1;
+        }
+        return NULL;
+}
+
+/*
+ * Appends word as the manager passes it (replace_env_argv): a whole word
+ * $NAME is replaced by its value split into words (unset: no word); else
+ * ${NAME} is replaced by its value (unset: nothing) and "$$" by "$".
+ */
+/* The copies are not leaked: the caller owns argv[0 .. *argc - 1]; gcc's
+ * analyser loses them in the caller's array. */
+#ifndef __clang__
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
 static int expand_word(const struct unit *u, const char *word, char **argv, int *argc) {
         char out[4096];
         size_t len = 0;
 
-        if (word[0] == '$' && word[1] != '{' && word[1]) {
-                for (size_t i = u->environment.n; i-- > 0;) {
-                        const char *item = u->environment.items[i];
-                        size_t n = strlen(word + 1);
+        if (word[0] == '$' && word[1] != '{' && word[1] != '$') {
+                const char *value = environment_value(u, word + 1, strlen(word + 1));
+                int k;
 
-                        if (!strncmp(item, word + 1, n) && item[n] == '=') {
-                                int k = unit_split_words(NULL, item + n + 1, argv + *argc, ARGS_MAX - 1 - *argc);
-
-                                if (k < 0)
-                                        return -1;
-                                *argc += k;
-                                return 0;
-                        }
-                }
+                if (!value)
+                        return 0;
+                k = unit_split_words(NULL, value, argv + *argc, ARGS_MAX - 1 - *argc);
+                if (k < 0)
+                        return -1;
+                *argc += k;
                 return 0;
         }
         for (const char *p = word; *p;) {
-                const char *end;
+                const char *end, *value = NULL;
+                size_t n = 1;
 
-                if (p[0] == '$' && p[1] == '{' && (end = strchr(p, '}'))) {
-                        size_t n = (size_t) (end - p - 2);
-
-                        for (size_t i = u->environment.n; i-- > 0;)
-                                if (!strncmp(u->environment.items[i], p + 2, n) && u->environment.items[i][n] == '=') {
-                                        const char *v = u->environment.items[i] + n + 1;
-
-                                        if (len + strlen(v) >= sizeof(out))
-                                                return -1;
-                                        memcpy(out + len, v, strlen(v));
-                                        len += strlen(v);
-                                        break;
-                                }
+                if (p[0] == '$' && p[1] == '$') {
+                        value = "$";
+                        p += 2;
+                } else if (p[0] == '$' && p[1] == '{' && (end = strchr(p, '}'))) {
+                        value = environment_value(u, p + 2, (size_t) (end - p - 2));
+                        value = value ? value : "";
                         p = end + 1;
-                        continue;
                 }
-                if (len + 1 >= sizeof(out))
+                if (value)
+                        n = strlen(value);
+                if (len + n >= sizeof(out))
                         return -1;
-                out[len++] = *p++;
+                memcpy(out + len, value ? value : p++, n);
+                len += n;
         }
         out[len] = '\0';
         if (*argc >= ARGS_MAX - 1 || !(argv[*argc] = strdup(out)))
@@ -106,6 +120,9 @@ static int expand_word(const struct unit *u, const char *word, char **argv, int 
         (*argc)++;
         return 0;
 }
+#ifndef __clang__
+#pragma GCC diagnostic pop
+#endif
 
 /* ExecStart= into the program's path and argv: prefixes @-:+! stripped, '@'
  * makes the next word argv[0], ':' turns off variable expansion. */
@@ -159,7 +176,7 @@ static int lint_one(const char *spec, const struct options *o, struct json_objec
         else {
                 binary_inspect(path, o->root, &b);
                 s.binary = &b;
-                if (o->probe_seconds > 0 && b.kind != BINARY_MISSING) {
+                if (o->probe_seconds > 0 && b.kind != BINARY_MISSING && b.kind != BINARY_UNRUNNABLE) {
                         if (!(probe = calloc(1, sizeof(*probe)))) {
                                 fprintf(stderr, "sdlive-lint: out of memory\n");
                                 exit(1);
@@ -214,9 +231,10 @@ int main(int argc, char **argv) {
                 case 'p':
                         errno = 0;
                         o.probe_seconds = strtod(optarg, &end);
-                        if (errno || end == optarg || *end || !(o.probe_seconds >= 0.1) ||
+                        if (errno || end == optarg || *end || !(o.probe_seconds >= PROBE_SECONDS_MIN) ||
                             o.probe_seconds > PROBE_SECONDS_MAX)
-                                usage_error("--probe: \"%s\" is not a number of seconds from 0.1 to 3600", optarg);
+                                usage_error("--probe: \"%s\" is not a number of seconds from %d to %d", optarg,
+                                            PROBE_SECONDS_MIN, PROBE_SECONDS_MAX);
                         break;
                 case 'w':
                         errno = 0;

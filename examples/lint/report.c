@@ -4,33 +4,47 @@
 #include <json.h>
 #include <string.h>
 
+#include "escape.h"
 #include "report.h"
+
+#define TEXT_MAX 8192
 
 static const char *pets_name(enum binary_pets pets) {
         return pets == PETS_YES ? "yes" : pets == PETS_NO ? "no" : "unknown";
 }
 
 void report_text(FILE *out, const struct lint_subject *s) {
-        const char *name = s->unit && s->unit->name ? s->unit->name : "?";
+        static char name[TEXT_MAX], text[TEXT_MAX];
         char why[512];
         bool counted = false;
 
+        escape_terminal(s->unit && s->unit->name ? s->unit->name : "?", name, sizeof(name));
         for (int i = 0; i < s->n_findings; i++) {
                 const struct finding *f = &s->findings[i];
 
+                escape_terminal(f->evidence, text, sizeof(text));
                 fprintf(out, "%s: %s %s: %s: %s (fix: %s)\n", name, f->code, severity_name(f->severity), f->title,
-                        f->evidence, f->fix);
+                        text, f->fix);
                 counted |= f->severity != SEVERITY_INFO;
         }
         if (counted || !s->binary || !s->unit)
                 return;
         enum binary_pets pets = binary_pets(s->binary, why, sizeof(why));
+        escape_terminal(why, text, sizeof(text));
         fprintf(out, "%s: ok: %s, pets: %s (%s)", name,
-                s->unit->watchdog_set ? "armed" : "not armed", pets_name(pets), why);
+                s->unit->watchdog_set ? "armed" : "not armed", pets_name(pets), text);
         if (s->probe && s->probe->started)
                 fprintf(out, "; probe: %" PRIu64 " keepalives, largest gap %" PRIu64 " ms, READY=1 %s", s->probe->keepalives,
                         s->probe->max_gap_usec / 1000, s->probe->ready ? "yes" : "no");
         fputc('\n', out);
+}
+
+/* A JSON string of untrusted text: valid UTF-8 whatever it held. */
+static struct json_object *json_text(const char *text) {
+        static char clean[TEXT_MAX];
+
+        escape_utf8(text, clean, sizeof(clean));
+        return json_object_new_string(clean);
 }
 
 struct json_object *report_json_begin(void) { return json_object_new_array(); }
@@ -52,7 +66,7 @@ static struct json_object *probe_json(const struct lint_subject *s) {
                 return NULL;
         ADD(o, "started", json_object_new_boolean(p->started));
         if (!p->started) {
-                ADD(o, "error", json_object_new_string(p->error));
+                ADD(o, "error", json_text(p->error));
                 return o;
         }
         ADD(o, "watchdog_usec", s->probe_watchdog_usec ? json_object_new_int64((int64_t) s->probe_watchdog_usec) : NULL);
@@ -67,7 +81,7 @@ static struct json_object *probe_json(const struct lint_subject *s) {
         ADD(o, "keepalives_ignored", json_object_new_int64((int64_t) p->keepalives_ignored));
         ADD(o, "max_gap_ms", json_object_new_int64((int64_t) (p->max_gap_usec / 1000)));
         ADD(o, "median_gap_ms", json_object_new_int64((int64_t) (probe_median_gap(p) / 1000)));
-        ADD(o, "status", json_object_new_string(p->status));
+        ADD(o, "status", json_text(p->status));
         ADD(o, "messages", json_object_new_int64((int64_t) p->messages));
         return o;
 oom:
@@ -82,14 +96,15 @@ static struct json_object *binary_json(const struct binary *b) {
 
         if (!o)
                 return NULL;
-        ADD(o, "path", json_object_new_string(b->path));
-        ADD(o, "kind", json_object_new_string(binary_kind_name(b->kind)));
-        ADD(o, "imports", json_object_new_string(b->imports));
-        ADD(o, "links_libsystemd", json_object_new_boolean(b->links_libsystemd));
-        ADD(o, "links_libsdlive", json_object_new_boolean(b->links_libsdlive));
-        ADD(o, "private_library", b->private_notify ? json_object_new_string(b->private_lib) : NULL);
-        ADD(o, "pets", json_object_new_string(pets_name(pets)));
-        ADD(o, "evidence", json_object_new_string(why));
+        ADD(o, "path", json_text(b->path));
+        ADD(o, "kind", json_text(binary_kind_name(b->kind)));
+        ADD(o, "imports", json_text(b->own.imports));
+        ADD(o, "links_libsystemd", json_object_new_boolean(b->libs.links_libsystemd));
+        ADD(o, "links_libsdlive", json_object_new_boolean(b->libs.links_libsdlive));
+        ADD(o, "private_library", b->libs.provider ? json_text(b->libs.provider_name) : NULL);
+        ADD(o, "libraries_read", json_object_new_int64((int64_t) b->libs.n_read));
+        ADD(o, "pets", json_text(pets_name(pets)));
+        ADD(o, "evidence", json_text(why));
         return o;
 oom:
         json_object_put(o);
@@ -97,21 +112,30 @@ oom:
 }
 
 int report_json_add(struct json_object *all, const struct lint_subject *s, const char *name) {
-        struct json_object *o = json_object_new_object(), *findings = NULL, *files = NULL;
+        struct json_object *o = json_object_new_object(), *findings = NULL, *files = NULL, *notes = NULL;
         const struct unit *u = s->unit;
 
         if (!o)
                 return -1;
-        ADD(o, "unit", json_object_new_string(u && u->name ? u->name : name));
+        ADD(o, "unit", json_text(u && u->name ? u->name : name));
         if (u && u->name) {
                 ADD(o, "files", files = json_object_new_array());
-                for (size_t i = 0; i < u->n_files; i++)
-                        if (json_object_array_add(files, json_object_new_string(u->files[i])) < 0)
+                for (size_t i = 0; i < u->n_files; i++) {
+                        char path[8192];
+
+                        snprintf(path, sizeof(path), "%s%s", u->root ? u->root : "", u->files[i]);
+                        if (json_object_array_add(files, json_text(path)) < 0)
                                 goto oom;
-                ADD(o, "type", json_object_new_string(unit_type(u)));
-                ADD(o, "notify_access", json_object_new_string(unit_notify_access(u)));
+                }
+                ADD(o, "ignored", notes = json_object_new_array());
+                for (size_t i = 0; i < u->notes.n; i++)
+                        if (json_object_array_add(notes, json_text(u->notes.items[i])) < 0)
+                                goto oom;
+                ADD(o, "type", json_text(unit_type(u)));
+                ADD(o, "notify_access", json_text(unit_notify_access(u)));
                 ADD(o, "watchdog_usec", u->watchdog_set ? json_object_new_int64((int64_t) u->watchdog_usec) : NULL);
-                ADD(o, "restart", json_object_new_string(unit_restart(u)));
+                ADD(o, "restart", json_text(unit_restart(u)));
+                ADD(o, "exec_start", u->exec_start.n ? json_text(u->exec_start.items[0]) : NULL);
                 ADD(o, "timeout_start_usec", unit_timeout_start(u) == UNIT_INFINITY
                                                      ? NULL
                                                      : json_object_new_int64((int64_t) unit_timeout_start(u)));
@@ -129,11 +153,11 @@ int report_json_add(struct json_object *all, const struct lint_subject *s, const
                         json_object_put(x);
                         goto oom;
                 }
-                ADD(x, "code", json_object_new_string(f->code));
-                ADD(x, "severity", json_object_new_string(severity_name(f->severity)));
-                ADD(x, "title", json_object_new_string(f->title));
-                ADD(x, "evidence", json_object_new_string(f->evidence));
-                ADD(x, "fix", json_object_new_string(f->fix));
+                ADD(x, "code", json_text(f->code));
+                ADD(x, "severity", json_text(severity_name(f->severity)));
+                ADD(x, "title", json_text(f->title));
+                ADD(x, "evidence", json_text(f->evidence));
+                ADD(x, "fix", json_text(f->fix));
         }
         if (json_object_array_add(all, o) < 0)
                 goto oom;

@@ -16,6 +16,7 @@
 #define UNIT_LIST_MAX 256   /* entries kept per list setting (more: error) */
 #define UNIT_LINE_MAX 65536 /* one logical line, continuations joined */
 #define UNIT_FILES_MAX 64   /* the unit file and its drop-ins */
+#define UNIT_FILE_SIZE_MAX 4194304 /* bytes read of one file (more: error) */
 
 struct unit_list {
         char **items;
@@ -25,7 +26,8 @@ struct unit_list {
 struct unit {
         char *name;                     /* e.g. sdlive-cluster@node1.service */
         char *instance;                 /* the part after '@', or NULL */
-        char *files[UNIT_FILES_MAX];    /* the unit file, then each drop-in applied */
+        char *root;                     /* "" or the tree the files are in */
+        char *files[UNIT_FILES_MAX];    /* the unit file, then each drop-in applied, inside root */
         size_t n_files;
 
         char *type;                     /* as written, NULL: not set */
@@ -42,17 +44,25 @@ struct unit {
         struct unit_list restart_prevent; /* RestartPreventExitStatus= words */
         struct unit_list environment;   /* Environment= assignments, unquoted */
         struct unit_list state_dirs;    /* StateDirectory= and friends, "KIND=dir" */
+        struct unit_list notes;         /* what was ignored, as the manager ignores it */
 };
 
 /*
  * Loads a unit. spec is a path (contains '/'; drop-ins from "<path>.d/"
- * beside it) or a unit name looked up under root (NULL or "" for /) in the
- * manager's system unit directories, drop-ins from all of them merged in
- * file-name order, later ones overriding (templates: "<t>@.service.d" before
- * "<name>.d"). On error returns -1 with a message in err.
+ * beside it) or a unit name looked up under root (NULL or "" for /) as the
+ * system manager looks it up (lookup.h): its file, then the drop-ins of its
+ * names' directories applied in file-name order, later ones overriding.
+ * What the manager ignores (a line without '=', a drop-in that is not a
+ * file) goes to u->notes. Files are opened under root (files.h). On error
+ * returns -1 with a message in err.
  */
 int unit_load(const char *spec, const char *root, struct unit *u, char *err, size_t err_size);
 void unit_free(struct unit *u);
+
+/* A list of the unit's: add a copy (-1: out of memory or UNIT_LIST_MAX
+ * reached), or free all. */
+int unit_list_add(struct unit_list *l, const char *item);
+void unit_list_reset(struct unit_list *l);
 
 /* The effective values, defaults applied as the manager applies them. */
 const char *unit_type(const struct unit *u);          /* simple, notify, dbus, ... */
@@ -68,7 +78,8 @@ int unit_parse_timespan(const char *text, uint64_t *ret_usec);
 
 /*
  * Splits a command line into words the way the manager does (double and
- * single quotes, backslash escapes) after expanding %i, %I, %n, %N, %p, %%.
+ * single quotes, C escapes), then expanding each word's specifiers
+ * (words_split); u NULL: no specifiers.
  * Returns the number of words (at most max) or -1 on bad quoting.
  */
 int unit_split_words(const struct unit *u, const char *line, char **words, int max);

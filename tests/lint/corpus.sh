@@ -26,7 +26,7 @@ print(" ".join(sorted(f["code"] for f in units[0]["findings"])))' "$1"
 counted() {
   local c
   for c in "$@"; do
-    [[ $c == SDL009 || $c == SDL011 ]] || { echo 1; return; }
+    [[ $c == SDL009 || $c == SDL011 || $c == SDL014 ]] || { echo 1; return; }
   done
   echo 0
 }
@@ -66,6 +66,9 @@ for src in "$corpus"/*.service; do
     fail "$name: exit status $status (--json: $json_status), expected $want_status"
   for code in "${want[@]}"; do
     grep -q "^$name: $code " "$unit.out" || fail "$name: no text line for $code: $(cat "$unit.out")"
+    if [[ $(counted "$code") == 0 ]]; then
+      grep -q "^$name: $code note: " "$unit.out" || fail "$name: $code is not called a note: $(cat "$unit.out")"
+    fi
   done
   if [[ -z $want_sorted ]]; then
     grep -q "^$name: ok: " "$unit.out" || fail "$name: no 'ok' line: $(cat "$unit.out")"
@@ -77,6 +80,19 @@ for src in "$corpus"/*.service; do
 done
 ((checked >= 20)) || fail "only $checked corpus units checked"
 
+# The probe runs what the manager would run (systemd-analyze verify shows
+# the same argv and environment for this unit): %I unescaped and %i raw in
+# ExecStart=, specifiers expanded in Environment=, ${NAME} replaced, "$$"
+# passed as "$". The notifier reports its argument and $GREETING in STATUS=.
+expand_unit="$work/lint-expand@a-b\\x2dc.service"
+printf '[Service]\nType=notify\nWatchdogSec=2s\nRestart=on-failure\nEnvironment="GREETING=hi %%I %%p" PRICE=5\nExecStart=%s --status "%%I|%%i|$$HOME|cost $${PRICE}|${PRICE}" --status-env GREETING\n' \
+  "$notifier" >"$expand_unit"
+"$lint" --json --probe 1 "$expand_unit" >"$work/expand.json" || fail "lint-expand: exit status $?: $(cat "$work/expand.json")"
+got=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[0]["probe"]["status"])' "$work/expand.json")
+want='a/b-c|a-b\x2dc|$HOME|cost ${PRICE}|5|hi a/b-c lint-expand'
+[[ $got == "$want" ]] || fail "lint-expand: the command got [$got], the manager would pass [$want]"
+echo "corpus: lint-expand@a-b\\x2dc.service         clean          STATUS=$got"
+
 # Drop-ins merged as the manager merges them: /lib's 50-exec.conf resets
 # ExecStart= to a binary that never pets (SDL001), but /etc's file of the
 # same name masks it and runs the petter; 60-restart.conf (in /run) then
@@ -86,9 +102,10 @@ mkdir -p "$root/lib/systemd/system/lint-merge.service.d" "$root/etc/systemd/syst
   "$root/run/systemd/system/lint-merge.service.d" "$root/usr/bin"
 cp "$notifier" "$root/usr/bin/lint-notifier"
 cp "$ready" "$root/usr/bin/lint-ready"
+cp /bin/sleep "$root/usr/bin/lint-sleep"
 printf '[Service]\nType=notify\nExecStart=/usr/bin/lint-notifier\nWatchdogSec=2s\nRestart=on-failure\n' \
   >"$root/lib/systemd/system/lint-merge.service"
-printf '[Service]\nExecStart=\nExecStart=lint-ready\n' >"$root/lib/systemd/system/lint-merge.service.d/50-exec.conf"
+printf '[Service]\nExecStart=\nExecStart=lint-sleep 3600\n' >"$root/lib/systemd/system/lint-merge.service.d/50-exec.conf"
 printf '[Service]\nExecStart=\nExecStart=/usr/bin/lint-notifier\n' >"$root/etc/systemd/system/lint-merge.service.d/50-exec.conf"
 printf '[Service]\nRestart=no\n' >"$root/run/systemd/system/lint-merge.service.d/60-restart.conf"
 
@@ -112,9 +129,9 @@ assert files == want, files' "$work/json" "$root" || fail "lint-merge.service: f
 echo "corpus: lint-merge.service                 SDL007         /etc's 50-exec.conf masks /lib's, 60-restart.conf applied after"
 rm "$root/etc/systemd/system/lint-merge.service.d/50-exec.conf"
 merged "SDL001 SDL007"
-echo "corpus: lint-merge.service (no /etc file)  SDL001 SDL007  /lib's 50-exec.conf resets ExecStart= to lint-ready"
+echo "corpus: lint-merge.service (no /etc file)  SDL001 SDL007  /lib's 50-exec.conf resets ExecStart= to lint-sleep"
 # Bad usage: exit status 2, nothing on stdout.
-for args in "" "--probe" "--probe 0" "--probe 1x x.service" "--watchdog-usec 5 x.service" "--root relative x.service" \
+for args in "" "--probe" "--probe 0" "--probe 0.1 x.service" "--probe 3601 x.service" "--probe 1x x.service" "--watchdog-usec 5 x.service" "--root relative x.service" \
   "--no-such-option x.service"; do
   set +e
   # shellcheck disable=SC2086 # args are words
@@ -124,5 +141,5 @@ for args in "" "--probe" "--probe 0" "--probe 1x x.service" "--watchdog-usec 5 x
   [[ $status == 2 && ! -s $work/usage.out && -s $work/usage.err ]] ||
     fail "sdlive-lint $args: exit status $status (expected 2), stdout: $(cat "$work/usage.out")"
 done
-echo "corpus: bad usage (7 cases)                 exit 2, a message on stderr"
+echo "corpus: bad usage (9 cases)                 exit 2, a message on stderr"
 echo "PASS: $checked corpus units flagged with exactly their codes, fixed versions clean; drop-ins merged"

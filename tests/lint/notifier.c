@@ -7,6 +7,8 @@
  *   --ready-from-child     a forked child sends READY=1 (then exits)
  *   --pet-from-child       a forked child pets (the parent only sleeps)
  *   --pet-interval-ms N    pets every N ms whatever WATCHDOG_USEC says
+ *   --status TEXT          sends STATUS=TEXT with READY=1 (default "lint-notifier up")
+ *   --status-env NAME      appends "|" and the value of NAME to that status
  * Stops on SIGTERM (the default action).
  */
 #include <signal.h>
@@ -36,6 +38,7 @@ static void pet_forever(uint64_t interval) {
 int main(int argc, char **argv) {
         int no_ready = 0, ready_from_child = 0, pet_from_child = 0;
         uint64_t watchdog = 0, interval = 0;
+        const char *status = "lint-notifier up", *status_env = NULL;
 
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--no-ready"))
@@ -44,6 +47,10 @@ int main(int argc, char **argv) {
                         ready_from_child = 1;
                 else if (!strcmp(argv[i], "--pet-from-child"))
                         pet_from_child = 1;
+                else if (!strcmp(argv[i], "--status") && i + 1 < argc)
+                        status = argv[++i];
+                else if (!strcmp(argv[i], "--status-env") && i + 1 < argc)
+                        status_env = argv[++i];
                 else if (!strcmp(argv[i], "--pet-interval-ms") && i + 1 < argc)
                         interval = strtoull(argv[++i], NULL, 10) * 1000;
                 else {
@@ -64,7 +71,8 @@ int main(int argc, char **argv) {
                 }
                 waitpid(child, NULL, 0);
         } else if (!no_ready)
-                sd_notify(0, "READY=1\nSTATUS=lint-notifier up");
+                sd_notifyf(0, "READY=1\nSTATUS=%s%s%s", status, status_env ? "|" : "",
+                           status_env && getenv(status_env) ? getenv(status_env) : "");
         if (pet_from_child) {
                 pid_t child = fork();
 

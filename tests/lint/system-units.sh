@@ -31,11 +31,11 @@ systemd-timesyncd.service|True|yes|
 systemd-hostnamed.service|True|yes|SDL007
 systemd-localed.service|True|yes|SDL007
 systemd-timedated.service|True|yes|SDL007
-systemd-rfkill.service|False|no|
+systemd-rfkill.service|False|unknown|
 systemd-udevd.service|True|yes|
-dbus.service|False|no|
+dbus.service|False|unknown|
 etcd.service|False|unknown|SDL009
-user@.service|False|no|"
+user@.service|False|unknown|"
 required="systemd-journald.service systemd-logind.service systemd-networkd.service systemd-hostnamed.service
 systemd-localed.service systemd-timedated.service"
 
