@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Real units and binaries out of Debian packages, extracted (dpkg -x, never
-# installed) from the machine's apt cache into one tree, checked by name
+# installed) into one tree, checked by name
 # under --root, static only. For every service unit of the tree (a template
 # as "@lint"): the run ends in time with valid JSON; the merged files are
 # the ones systemd-analyze verify --root loads, in its order; SDL010 is
 # reported exactly when the ExecStart= program is not in the tree; no armed
 # unit is called a non-petter. Units whose verdict is known must get it.
-#   packages.sh <sdlive-lint> <apt archive directory>
+# The packages come from the apt cache, or are fetched once with
+# apt-get download into the download directory.
+#   packages.sh <sdlive-lint> <apt archive directory> <download directory>
 set -euo pipefail
 
-lint=$1 archives=$2
+lint=$1 archives=$2 downloads=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
@@ -27,11 +29,23 @@ memcached.service|False|unknown|SDL009
 lttng-sessiond.service|False|no|
 nftables.service|False|no|"
 
+# deb_of <package>: the newest .deb of it in the cache or the downloads.
+deb_of() {
+  { find "$archives" "$downloads" -maxdepth 1 -name "${1}_*.deb" 2>/dev/null || true; } | sort | tail -n 1
+}
+mkdir -p "$downloads"
+missing=$(for package in $packages; do [[ -n $(deb_of "$package") ]] || echo "$package"; done)
+if [[ -n $missing ]]; then
+  # shellcheck disable=SC2086 # package names are words
+  (cd "$downloads" && { apt-get download -qq $missing || { apt-get update -qq && apt-get download -qq $missing; }; }) ||
+    fail "cannot fetch the packages of the corpus: $(echo $missing)"
+fi
+
 root=$work/root
 mkdir -p "$root"
 found=0
 for package in $packages; do
-  deb=$(find "$archives" -maxdepth 1 -name "${package}_*.deb" | sort | tail -n 1)
+  deb=$(deb_of "$package")
   [[ -n $deb ]] || continue
   dpkg -x "$deb" "$root"
   found=$((found + 1))
