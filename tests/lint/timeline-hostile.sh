@@ -127,22 +127,33 @@ scale)
   echo "PASS: 3,000 and 30,000 marks each drawn within $SCALE_LIMIT_SEC s"
   ;;
 harness)
+  # A recorder that runs until harness_timelines stops it. A TERM that
+  # reaches the forked shell before it has become sleep is taken by the
+  # shell's own handler and lost, so it is stopped only once it is sleep.
+  stand_in_recorder() {
+    sleep 60 </dev/null >/dev/null 2>&1 &
+    HARNESS_RECORDER_PID=$!
+    local _try
+    for _try in $(seq 1 100); do
+      [[ $(cat "/proc/$HARNESS_RECORDER_PID/comm" 2>/dev/null) != sleep ]] || return 0
+      sleep 0.01
+    done
+    fail "the stand-in recorder never started"
+  }
   harness_log() { printf 'e2e: %s\n' "$*" >>"$work/harness.log"; }
   # shellcheck source=../e2e/harness-timeline.sh
   source "$e2e/harness-timeline.sh"
   # A run of a few marks: drawn, its picture listed.
   HARNESS_LOG_DIR=$work/small
   marks 10 "$HARNESS_LOG_DIR"
-  sleep 60 &
-  HARNESS_RECORDER_PID=$!
+  stand_in_recorder
   harness_timelines
   grep -q "^e2e: timeline: $work/small/timeline-1.svg$" "$work/harness.log" ||
     fail "the picture of a small run not listed: $(cat "$work/harness.log")"
   # A run too large to draw in the time given: stopped, and said so.
   HARNESS_LOG_DIR=$work/large HARNESS_TIMELINE_TIMEOUT_SEC=0.5
   marks 400000 "$HARNESS_LOG_DIR"
-  sleep 60 &
-  HARNESS_RECORDER_PID=$!
+  stand_in_recorder
   start=${EPOCHREALTIME/./}
   harness_timelines
   took_ms=$(((${EPOCHREALTIME/./} - start) / 1000))
