@@ -20,8 +20,9 @@ probe_unit probe-slow.service 1s on-failure \
   "$PROBE_BIN --startup-grace 4s $SETTINGS $HTTP -- $PROBE_DAEMON --start-delay 1.5 --http-port 8080 --fault-file $(probe_fault_file probe-slow.service)"
 probe_unit probe-late.service 1s no \
   "$PROBE_BIN --startup-grace 1s $SETTINGS $HTTP -- $PROBE_DAEMON --start-delay 30 --http-port 8080 --fault-file $(probe_fault_file probe-late.service)"
+# With a command probe too: it runs under the whole sandbox.
 probe_unit probe-wedge.service 1s on-failure \
-  "$PROBE_BIN $SETTINGS $HTTP -- $PROBE_DAEMON --http-port 8080 --fault-file $(probe_fault_file probe-wedge.service)"
+  "$PROBE_BIN $SETTINGS $HTTP --exec /bin/true -- $PROBE_DAEMON --http-port 8080 --fault-file $(probe_fault_file probe-wedge.service)"
 harness_reload
 
 # A slow start inside the grace.
@@ -62,6 +63,8 @@ echo "stop: SIGTERM reached the daemon, unit inactive after ${stop_ms} ms ($deat
 # The probe loop wedged: the watchdog kills the unit.
 harness_start_units probe-wedge.service
 harness_watch_healthy 1 0 probe-wedge.service
+harness_notified probe-wedge.service 'STATUS=healthy: http http://127.0.0.1:8080/healthz ok in [0-9.]+m?s; exec /bin/true ok in' ||
+  harness_fail "probe-wedge: the command probe did not pass under the sandbox"
 start=$(harness_now_us)
 touch "$HARNESS_WEDGE_DIR/probe-wedge.service"
 harness_wait 6 "the wedged probe to be killed" probe_died probe-wedge.service 0

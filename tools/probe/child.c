@@ -113,6 +113,7 @@ void child_exit_like(int status) {
                 sigset_t mask;
 
                 (void) setrlimit(RLIMIT_CORE, &no_core);
+                (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
                 (void) signal(sig, SIG_DFL);
                 sigemptyset(&mask);
                 sigaddset(&mask, sig);
