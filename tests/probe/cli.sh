@@ -92,6 +92,36 @@ grep -q '^<3>start failed: tcp 127.0.0.1:1 failed [0-9]* times in a row: connect
         { fail "failed start not explained"; cat "$TMP/err"; }
 [ "$took" -lt 3000 ] || fail "failed start took ${took} ms"
 
+# Keepalives through a long period: the probe loop sleeps 3 s between runs,
+# longer than its progress limit (timeout + 1 s), parked, so pets go on.
+# WATCHDOG_USEC 600 ms: a keepalive every 100 ms, about 40 in 4 s.
+PORT=$((20000 + RANDOM % 20000))
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); s.settimeout(0.2)
+n, ready, end = 0, False, time.monotonic() + 12
+while time.monotonic() < end:
+    try:
+        m = s.recv(4096)
+    except socket.timeout:
+        continue
+    if b"READY=1" in m:
+        ready, end = True, time.monotonic() + 4
+    n += ready and m.count(b"WATCHDOG=1")
+print(n)' "$TMP/notify" >"$TMP/pets" &
+listener=$!
+pids+=("$listener")
+sleep 0.3
+NOTIFY_SOCKET=$TMP/notify WATCHDOG_USEC=600000 "$PROBE" --period 3s --timeout 100ms --tcp "127.0.0.1:$PORT" \
+        -- python3 -m http.server -b 127.0.0.1 "$PORT" -d "$TMP" >/dev/null 2>"$TMP/long.log" &
+pid=$!
+pids+=("$pid")
+wait "$listener"
+kill -TERM "$pid"
+wait "$pid"
+pets=$(cat "$TMP/pets")
+((pets >= 30)) || { fail "a 3 s period: $pets keepalives in 4 s after READY=1, want about 40"; cat "$TMP/long.log"; }
+
 # Each kind of probe, passing then failing: a server of our own.
 PORT=$((20000 + RANDOM % 20000))
 cat >"$TMP/server.py" <<'PY'
