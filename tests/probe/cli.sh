@@ -122,6 +122,29 @@ wait "$pid"
 pets=$(cat "$TMP/pets")
 ((pets >= 30)) || { fail "a 3 s period: $pets keepalives in 4 s after READY=1, want about 40"; cat "$TMP/long.log"; }
 
+# The probe loop wedged: keepalives are withheld and the main thread, which
+# would pet, looks again once per pet interval (100 ms), not in a spin.
+PORT=$((20000 + RANDOM % 20000))
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); time.sleep(30)' "$TMP/notify2" &
+pids+=("$!")
+sleep 0.3
+NOTIFY_SOCKET=$TMP/notify2 WATCHDOG_USEC=600000 "$PROBE" --wedge-file "$TMP/wedge" --period 100ms --timeout 50ms \
+        --tcp "127.0.0.1:$PORT" -- python3 -m http.server -b 127.0.0.1 "$PORT" -d "$TMP" >/dev/null 2>"$TMP/wedge.log" &
+pid=$!
+pids+=("$pid")
+for _ in $(seq 50); do grep -q 'every probe passed: ready' "$TMP/wedge.log" && break; sleep 0.1; done
+touch "$TMP/wedge"
+sleep 1.5   # past the loop's progress limit (50 ms + 1 s)
+switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pid/task/$pid/status"; }
+before=$(switches)
+sleep 2
+woke=$(($(switches) - before))
+grep -q 'fault injected: .* probe loop hangs' "$TMP/wedge.log" || fail "the probe loop did not wedge"
+((woke <= 40)) || fail "wedged probe loop: the main thread woke $woke times in 2 s, want about 20"
+kill -TERM "$pid"
+wait "$pid"
+
 # Each kind of probe, passing then failing: a server of our own.
 PORT=$((20000 + RANDOM % 20000))
 cat >"$TMP/server.py" <<'PY'

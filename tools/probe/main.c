@@ -32,6 +32,9 @@
 /* How long a daemon whose start failed gets to stop after SIGTERM. */
 #define START_FAILED_STOP_USEC (5 * SDLIVE_USEC_PER_SEC)
 #define LEFTOVERS_MAX 64
+/* The longest single poll() of the main thread (a WatchdogSec of years
+ * gives pet intervals past what poll() takes). */
+#define POLL_MAX_USEC (UINT64_C(3600) * SDLIVE_USEC_PER_SEC)
 #define LEFTOVERS_STOP_USEC SDLIVE_USEC_PER_SEC
 
 typedef struct supervisor {
@@ -162,12 +165,13 @@ static noreturn void supervise(supervisor *s) {
                 (void) probe_keepalive(s->d, v);
                 if (v == VERDICT_HEALTHY) {
                         uint64_t due = sdlive_watchdog_next_due(s->d), now = monotonic_usec();
-                        if (due != UINT64_MAX)
-                                timeout = due > now ? (int) ((due - now + 999) / 1000) : 1;
-                        /* While the loop is stalled a pet is due at once and
-                         * withheld: look again within a pet interval, no spin. */
-                        if (timeout >= 0 && timeout < 10)
-                                timeout = 10;
+                        /* The call moved the due time a pet interval on,
+                         * whether it sent or withheld (a stalled probe loop):
+                         * one wake-up per interval, no spin. */
+                        if (due != UINT64_MAX) {
+                                uint64_t wait = due > now ? due - now : 0;
+                                timeout = (int) (wait < POLL_MAX_USEC ? wait / 1000 + 1 : POLL_MAX_USEC / 1000);
+                        }
                 }
                 struct pollfd pfds[2] = {
                         { .fd = s->signal_fd, .events = POLLIN },
