@@ -82,6 +82,13 @@ status=$?
 sleep 0.2
 kill -0 "$(cat "$TMP/bg")" 2>/dev/null && fail "the background process was left running"
 
+# A daemon that fails leaving processes behind: its status, not a refusal
+# (exit 2 would keep the manager from restarting it), what it left stopped.
+timeout 5 "$PROBE" --tcp 127.0.0.1:1 -- /bin/sh -c "sleep 30 & echo \$! >$TMP/bg; exit 3" 2>"$TMP/err"
+status=$?
+[ "$status" = 3 ] || { fail "a failure leaving processes: exit $status, want 3"; cat "$TMP/err"; }
+kill -0 "$(cat "$TMP/bg")" 2>/dev/null && fail "the processes a failed daemon left were left running"
+
 # A start whose probes never pass fails within the grace, daemon stopped.
 start=$(date +%s%N)
 timeout 10 "$PROBE" --startup-grace 500ms --period 100ms --timeout 50ms --tcp 127.0.0.1:1 -- "${DAEMON[@]}" 2>"$TMP/err"

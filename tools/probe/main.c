@@ -74,8 +74,9 @@ static void stop_leftovers(const pid_t *pids, int n) {
         }
 }
 
-/* The daemon ended with status: end the same way, unless it only went to
- * the background, which sdlive-probe cannot supervise. */
+/* The daemon ended with status: stop what it left and end the same way;
+ * but a first process that exits 0 leaving others has only gone to the
+ * background, which sdlive-probe cannot supervise: refused (exit 2). */
 static noreturn void daemon_ended(supervisor *s, int status) {
         char command[PRINTABLE_SIZE(128)];
         pid_t pids[LEFTOVERS_MAX];
@@ -84,7 +85,7 @@ static noreturn void daemon_ended(supervisor *s, int status) {
         printable(s->config->command[0], command, sizeof(command));
         reap_leftovers();
         n = child_leftovers(0, pids, LEFTOVERS_MAX);
-        if (n > 0 && !s->stop_forwarded && WIFEXITED(status)) {
+        if (n > 0 && !s->stop_forwarded && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
                 log_error("%s went to the background (its process exited with status %d, leaving pid %d): "
                           "sdlive-probe supervises a daemon in the foreground only; run it with its "
                           "foreground option (nginx: -g 'daemon off;', most: --foreground or --no-daemon)",
@@ -92,6 +93,10 @@ static noreturn void daemon_ended(supervisor *s, int status) {
                 stop_leftovers(pids, n);
                 sdlive_notify_status(s->d, "refused: %s went to the background", command);
                 exit(EXIT_USAGE);
+        }
+        if (n > 0) {
+                log_notice("%s (pid %d) ended, leaving %d process(es): stopping them", command, (int) s->pid, n);
+                stop_leftovers(pids, n);
         }
         if (WIFSIGNALED(status))
                 log_notice("%s (pid %d) killed by signal %s", command, (int) s->pid,
