@@ -16,6 +16,12 @@
 
 #include "store-test.h"
 
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #define HOOK_INTERVAL_USEC (50 * MSEC)
 #define LOCK_TIMEOUT_USEC (1500 * MSEC)
 #define CALLS_MAX 256
@@ -95,13 +101,19 @@ static void test_hook_runs_while_a_call_waits_on_a_lock(void **state) {
                       (unsigned long long) (least == UINT64_MAX ? 0 : least / 1000),
                       (unsigned long long) (HOOK_INTERVAL_USEC / 1000));
         assert_int_equal(r, -ETIMEDOUT);
-        /* The call waited out its lock timeout, and no longer for the hook. */
+        /* The call waited out its lock timeout... */
         assert_true(took >= LOCK_TIMEOUT_USEC - 100 * MSEC);
-        assert_true(took < LOCK_TIMEOUT_USEC + SEC);
-        /* All along: at least every interval plus a slice (SQLite's 1 ms
-         * steps, PostgreSQL's poll of one interval), scheduling aside... */
-        assert_true(log.n >= LOCK_TIMEOUT_USEC / HOOK_INTERVAL_USEC / 2);
-        assert_true(gap <= 3 * HOOK_INTERVAL_USEC);
+        /* ...and no longer for the hook; all along, the hook ran at least
+         * every interval plus a slice (SQLite's 1 ms steps, PostgreSQL's
+         * poll of one interval). These bounds are scheduling: valgrind (the
+         * memcheck stage) runs a process many times slower, so under it
+         * only the bounds that hold at any speed are checked. */
+        if (!RUNNING_ON_VALGRIND) {
+                assert_true(took < LOCK_TIMEOUT_USEC + SEC);
+                assert_true(log.n >= LOCK_TIMEOUT_USEC / HOOK_INTERVAL_USEC / 2);
+                assert_true(gap <= 3 * HOOK_INTERVAL_USEC);
+        }
+        assert_true(log.n >= 1);
         /* ...and never more often than the interval. */
         assert_true(log.n <= took / HOOK_INTERVAL_USEC + 1);
         assert_true(least >= HOOK_INTERVAL_USEC);
