@@ -236,7 +236,9 @@ static const char *const kind_names[] = {
 
 struct parse_state {
         struct probe_config *c;
-        const char *settings_option; /* a setting given since the last probe */
+        /* A setting given since the last probe, copied: the handler's
+         * option text lives only for its call. Empty when none. */
+        char settings_option[32];
 };
 
 static void add_probe(struct parse_state *st, enum probe_kind kind, const char *option, const char *value) {
@@ -293,7 +295,7 @@ static void add_probe(struct parse_state *st, enum probe_kind kind, const char *
                 break;
         }
         c->n_probes++;
-        st->settings_option = NULL;
+        st->settings_option[0] = '\0';
 }
 
 static void set_option(int id, const char *option, const char *value, void *userdata) {
@@ -334,7 +336,7 @@ static void set_option(int id, const char *option, const char *value, void *user
                 st->c->wedge_file = cli_path(option, value);
                 return;
         }
-        st->settings_option = option;
+        snprintf(st->settings_option, sizeof(st->settings_option), "%s", option);
 }
 
 void probe_config_parse(int argc, char **argv, struct probe_config *c) {
@@ -350,7 +352,7 @@ void probe_config_parse(int argc, char **argv, struct probe_config *c) {
         while (end < argc && strcmp(argv[end], "--") != 0)
                 end++;
         cli_parse(end, argv, options, sizeof(options) / sizeof(options[0]), usage, set_option, &st);
-        if (st.settings_option)
+        if (st.settings_option[0])
                 cli_usage_error("%s applies to the probes named after it, and none is", st.settings_option);
         if (c->n_probes == 0)
                 cli_usage_error("no probe given (--http, --tcp, --unix, --exec or --file-age)");

@@ -126,7 +126,8 @@ struct cli_option {
 };
 
 /* Receives one option: option is "--" and its table name (also for an
- * abbreviation on the command line), value its argument or NULL. */
+ * abbreviation on the command line), valid only during the call; value its
+ * argument from argv, or NULL. */
 typedef void (*cli_handler)(int id, const char *option, const char *value, void *userdata);
 
 /*
