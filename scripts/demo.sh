@@ -4,10 +4,11 @@
 # the host's systemd), runs the reference daemons from the units this build
 # ships (WatchdogSec scaled to 2s by drop-ins), wedges the worker's main loop
 # and shows systemd killing and restarting it, fails the cluster's leader
-# twice (a crash, then a wedge) and times the standby's takeover, draws a
-# timeline of each fault (SVG, beside the logs), then cleans up. It builds
-# with Debian's flags (-O2, hardening: scripts/distro-flags.sh), as the
-# packages do. Every step it shows is also checked: a takeover past its
+# twice (a crash, then a wedge) and times the standby's takeover, runs an
+# HTTP server that cannot pet under sdlive-probe and has its hang killed and
+# restarted, draws a timeline of each fault (SVG, beside the logs), then
+# cleans up. It builds with Debian's flags (-O2, hardening:
+# scripts/distro-flags.sh), as the packages do. Every step it shows is also checked: a takeover past its
 # bound, a kill that is not the watchdog's, a stop that is not clean or a
 # fault without its timeline ends it with exit status 1 (the suite runs it
 # as the test e2e.demo).
@@ -167,6 +168,58 @@ demo_cluster_failover() {
   harness_show "$cluster" "$standby"
 }
 
+# A daemon that cannot pet, supervised for progress by sdlive-probe: a small
+# HTTP server that does not link libsdlive (tests/probe/fault-daemon.py),
+# run under the drop-in docs/probe.md gives. Its handler hangs; the probe
+# declares it failed and withholds keepalives; the watchdog kills it within
+# period x failure threshold + timeout + WatchdogSec; it is restarted.
+demo_probe() {
+  # shellcheck source=../tests/e2e/probe-harness.sh
+  source "$repo/tests/e2e/probe-harness.sh"
+  local unit=demo-http-probed.service url=http://127.0.0.1:8080/healthz
+  # The bound, and the slack the probe's end-to-end test allows a loaded
+  # machine (the probe's runs and the manager's timer are not aligned).
+  local bound_ms=$((500 * 2 + 300 + 2000)) slack_ms=1000 before pets deaths start ms
+  probe_fault "$unit" ok
+  probe_unit "$unit" 2s on-failure "$PROBE_BIN --period 500ms --timeout 300ms --failure-threshold 2" \
+    "--http $url -- $PROBE_DAEMON --http-port 8080 --fault-file $(probe_fault_file "$unit")"
+  harness_reload
+
+  say "A daemon that cannot pet: an HTTP server run by sdlive-probe, $unit"
+  harness_start_units "$unit"
+  units+=("$unit")
+  before=$(probe_keepalives "$unit")
+  harness_watch_healthy 3 0 "$unit"
+  pets=$(($(probe_keepalives "$unit") - before))
+  echo "  healthy for 3 s: $pets keepalives sent by the probe; STATUS=\"$(harness_prop "$unit" StatusText)\""
+  # One keepalive per WatchdogSec/6 at most: about 9 in 3 s.
+  ((pets >= 5)) || harness_fail "$unit: $pets keepalives in 3 s while healthy"
+
+  say "Hang: the server's handler stops answering (the process lives on)"
+  deaths=$(harness_death_count "$unit")
+  harness_event "$unit" "fault: HTTP handler hangs"
+  probe_fault "$unit" hang
+  start=$(harness_now_us)
+  faults=$((faults + 1))
+  until probe_died "$unit" "$deaths"; do
+    (($(harness_ms_since "$start") < bound_ms + 5000)) || harness_fail "$unit was not killed within $((bound_ms + 5000)) ms"
+    sleep 0.02
+  done
+  ms=$(harness_ms_since "$start")
+  probe_fault "$unit" ok
+  watchdog_death "$unit"
+  harness_notified "$unit" "STATUS=keepalives withheld: http $url failed 2 times in a row: Operation timed out" ||
+    harness_fail "$unit: no STATUS= naming the failed probe"
+  echo "  killed by the watchdog ${ms} ms after the hang (bound: period 500 ms x 2 failures + timeout 300 ms"
+  echo "  + WatchdogSec 2000 ms = $bound_ms ms); the probe had said why:"
+  grep -E 'failed 2 times in a row|withheld' "$HARNESS_LOG_DIR/$unit.log" | head -n 2 | sed 's/^/    /'
+  ((ms <= bound_ms + slack_ms)) || harness_fail "$unit: killed ${ms} ms after the hang > $bound_ms ms + $slack_ms ms"
+  harness_wait 10 "$unit restarted" harness_prop_is "$unit" NRestarts 1
+  harness_wait 10 "$unit active again" harness_prop_is "$unit" ActiveState active
+  harness_watch_healthy 2 1 "$unit"
+  harness_show "$unit"
+}
+
 say "Wedging the worker's main loop (its executor thread keeps running)"
 wedge=$(harness_wedge_file "$worker")
 touch -- "$wedge"
@@ -208,6 +261,7 @@ sleep 1
 harness_show "${units[@]}"
 
 demo_cluster_failover
+demo_probe
 
 say "Stopping everything (SIGTERM: STOPPING=1, clean exit)"
 systemctl --user stop -- "${units[@]}"

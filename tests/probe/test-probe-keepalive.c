@@ -77,11 +77,12 @@ static void hung_probe_loop_never_pets(void **state) {
 
 static void status_names_the_failing_probe(void **state) {
         struct probe_config c = { .n_probes = 2 };
-        struct probe_health h[2] = { { 0 } };
+        struct probe_health h[3] = { { 0 } };
         char out[1024];
 
         snprintf(c.probes[0].name, sizeof(c.probes[0].name), "tcp 127.0.0.1:5432");
         snprintf(c.probes[1].name, sizeof(c.probes[1].name), "http http://127.0.0.1/healthz");
+        snprintf(c.probes[2].name, sizeof(c.probes[2].name), "tcp 127.0.0.1:5433");
         h[0] = (struct probe_health) { .passed = true, .ever_passed = true, .has_run = true, .last_ok = true,
                                        .last_latency_usec = 2000 };
         h[1] = (struct probe_health) { .ever_passed = true, .has_run = true, .failures = 3 };
@@ -89,10 +90,18 @@ static void status_names_the_failing_probe(void **state) {
         snprintf(h[1].last_error, sizeof(h[1].last_error), "HTTP 500: oops\n\x1b[2Jgone");
         probe_loop_describe(&c, h, VERDICT_FAILING, out, sizeof(out));
         assert_string_equal(out, "keepalives withheld: http http://127.0.0.1/healthz failed 3 times in a row: "
-                                 "HTTP 500: oops\\x0a\\x1b[2Jgone;");
+                                 "HTTP 500: oops\\x0a\\x1b[2Jgone");
+        /* Two failing: one "; " between them, none after. */
+        h[2] = h[1];
+        c.n_probes = 3;
+        snprintf(h[2].last_error, sizeof(h[2].last_error), "refused");
+        probe_loop_describe(&c, h, VERDICT_FAILING, out, sizeof(out));
+        assert_string_equal(out, "keepalives withheld: http http://127.0.0.1/healthz failed 3 times in a row: "
+                                 "HTTP 500: oops\\x0a\\x1b[2Jgone; tcp 127.0.0.1:5433 failed 3 times in a row: refused");
+        c.n_probes = 2;
         h[1] = h[0];
         probe_loop_describe(&c, h, VERDICT_HEALTHY, out, sizeof(out));
-        assert_string_equal(out, "healthy: tcp 127.0.0.1:5432 ok in 2ms; http http://127.0.0.1/healthz ok in 2ms;");
+        assert_string_equal(out, "healthy: tcp 127.0.0.1:5432 ok in 2ms; http http://127.0.0.1/healthz ok in 2ms");
 }
 
 int main(void) {

@@ -43,6 +43,7 @@ static void append(char *out, size_t size, size_t *len, const char *format, ...)
 const char *probe_loop_describe(const struct probe_config *c, const struct probe_health *h,
                                 enum probe_verdict v, char *out, size_t size) {
         char name[PRINTABLE_SIZE(96)], error[PRINTABLE_SIZE(PROBE_ERROR_MAX)], took[DURATION_FORMAT_MAX];
+        const char *sep = " "; /* "; " between the probes named */
         size_t len = 0;
 
         out[0] = '\0';
@@ -53,23 +54,24 @@ const char *probe_loop_describe(const struct probe_config *c, const struct probe
                                 continue;
                         printable(c->probes[i].name, name, sizeof(name));
                         printable(h[i].last_error, error, sizeof(error));
-                        append(out, size, &len, " %s failed %u time%s in a row: %s;", name, h[i].failures,
+                        append(out, size, &len, "%s%s failed %u time%s in a row: %s", sep, name, h[i].failures,
                                h[i].failures == 1 ? "" : "s", h[i].has_run ? error : "never ran");
+                        sep = "; ";
                 }
                 return out;
         }
         append(out, size, &len, "%s", v == VERDICT_STARTING ? "starting:" : "healthy:");
-        for (size_t i = 0; i < c->n_probes; i++) {
+        for (size_t i = 0; i < c->n_probes; i++, sep = "; ") {
                 printable(c->probes[i].name, name, sizeof(name));
                 if (!h[i].has_run) {
-                        append(out, size, &len, " %s not run yet;", name);
+                        append(out, size, &len, "%s%s not run yet", sep, name);
                         continue;
                 }
                 duration_format(took, sizeof(took), h[i].last_latency_usec);
                 if (h[i].last_ok)
-                        append(out, size, &len, " %s ok in %s;", name, took);
+                        append(out, size, &len, "%s%s ok in %s", sep, name, took);
                 else
-                        append(out, size, &len, " %s failed (%u) in %s: %s;", name, h[i].failures, took,
+                        append(out, size, &len, "%s%s failed (%u) in %s: %s", sep, name, h[i].failures, took,
                                printable(h[i].last_error, error, sizeof(error)));
         }
         return out;
