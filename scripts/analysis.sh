@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Static analysis of src/ and examples/ (the analysis stage of scripts/test.sh).
+# Static analysis of src/, examples/ and tools/ (the analysis stage of scripts/test.sh).
 # Usage: scripts/analysis.sh BUILD_DIR TOOL
 #   BUILD_DIR  configured with -DBUILD_TESTING=OFF, so its
 #              compile_commands.json lists exactly the sources of src/ and
-#              examples/ (the build itself is not needed);
+#              examples/ and tools/ (the build itself is not needed);
 #   TOOL       cppcheck     checks warning, performance and portability
 #                           (style is not enabled: its findings are taste);
 #              gcc-analyzer every file compiled with gcc -fanalyzer -Werror;
