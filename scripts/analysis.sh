@@ -2,7 +2,7 @@
 # Static analysis of src/, examples/ and tools/ (the analysis stage of scripts/test.sh).
 # Usage: scripts/analysis.sh BUILD_DIR TOOL
 #   BUILD_DIR  configured with -DBUILD_TESTING=OFF, so its
-#              compile_commands.json lists exactly the sources of src/ and
+#              compile_commands.json lists exactly the sources of src/,
 #              examples/ and tools/ (the build itself is not needed);
 #   TOOL       cppcheck     checks warning, performance and portability
 #                           (style is not enabled: its findings are taste);
