@@ -42,6 +42,21 @@ struct store_pg {
          * not yet known to be settled (pg_unanswered.c). */
         struct pg_unanswered_claim *unanswered;
         size_t n_unanswered;
+        /* What a batch sends to settle them: allocated once, at the size
+         * of a full list, with the list, and reused by every batch (a
+         * quarter of a MiB allocated and freed per batch made the kernel
+         * fault its pages in again each time: pg_settle_build()). */
+        struct pg_settle_space {
+                struct pg_claim_xid {
+                        uint64_t xid;
+                        uint32_t claim;
+                } *by_xid;      /* the claims' transactions, sorted */
+                uint32_t *slot; /* per claim: its transaction's place in xids */
+                uint64_t *xids;
+                bool *ended;
+                char *xid_text;
+                char *token_text;
+        } settle_space;
 };
 
 static inline struct store_pg *to_pg(struct store *s) {
@@ -178,8 +193,11 @@ struct pg_unanswered_claim {
         uint8_t token[FRAME_TOKEN_SIZE];
 };
 
-/* What one batch sends to settle the claims kept, and what it found. */
+/* What one batch sends to settle the claims kept, and what it found; its
+ * arrays are the handle's settle_space. */
 struct pg_settle {
+        size_t n_claims; /* the first n_claims claims kept were looked at */
+        uint32_t *slot;  /* per claim looked at: its transaction's place in xids */
         size_t n_xids;
         uint64_t *xids;  /* the distinct transactions of the claims kept, ascending */
         bool *ended;     /* set: per transaction, whether it had ended */
@@ -204,6 +222,8 @@ void pg_settle_read_put_back(const PGresult *res, struct pg_settle *st);
  * batch's COMMIT was answered, or it changed nothing. */
 void pg_settle_finish(struct store_pg *p, struct pg_settle *st, bool committed);
 void pg_settle_free(struct pg_settle *st);
+/* Frees the handle's list and settle space (pg_close()). */
+void pg_unanswered_free(struct store_pg *p);
 /* The claims kept (store_jobs_unsettled()). */
 size_t pg_jobs_unsettled(const struct store *s);
 

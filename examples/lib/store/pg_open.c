@@ -253,7 +253,7 @@ void pg_close(struct store *s) {
         struct store_pg *p = to_pg(s);
 
         pg_disconnect(p);
-        free(p->unanswered);
+        pg_unanswered_free(p);
         free(p->conninfo);
         free(p);
 }

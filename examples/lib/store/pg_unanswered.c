@@ -38,15 +38,22 @@ static int compare_xids(const void *a, const void *b) {
 }
 
 /* st->xids: the distinct transactions of the claims kept, in ascending
- * order (n log n, so a full list costs a batch little). */
+ * order, and st->slot: each claim's place in it. One sort (n log n), so
+ * that settling is then one pass (pg_settle_finish()). */
 static void distinct_xids(const struct store_pg *p, struct pg_settle *st) {
+        struct pg_claim_xid *by_xid = p->settle_space.by_xid;
+
         for (size_t i = 0; i < p->n_unanswered; i++)
-                st->xids[i] = p->unanswered[i].xid;
-        qsort(st->xids, p->n_unanswered, sizeof(*st->xids), compare_xids);
+                by_xid[i] = (struct pg_claim_xid) { .xid = p->unanswered[i].xid, .claim = (uint32_t) i };
+        /* compare_xids() reads the first member: the transaction. */
+        qsort(by_xid, p->n_unanswered, sizeof(*by_xid), compare_xids);
         st->n_xids = 0;
-        for (size_t i = 0; i < p->n_unanswered; i++)
-                if (!st->n_xids || st->xids[st->n_xids - 1] != st->xids[i])
-                        st->xids[st->n_xids++] = st->xids[i];
+        for (size_t i = 0; i < p->n_unanswered; i++) {
+                if (!st->n_xids || st->xids[st->n_xids - 1] != by_xid[i].xid)
+                        st->xids[st->n_xids++] = by_xid[i].xid;
+                st->slot[by_xid[i].claim] = (uint32_t) (st->n_xids - 1);
+        }
+        st->n_claims = p->n_unanswered;
 }
 
 /* The longest decimal text of a uint64_t. */
@@ -76,20 +83,48 @@ static char *put_hex(char *out, const uint8_t *token) {
         return out;
 }
 
+/* The handle's settle space, allocated on first use for a full list. */
+static int settle_space(struct store_pg *p) {
+        struct pg_settle_space *sp = &p->settle_space;
+
+        if (sp->xids)
+                return 0;
+        sp->by_xid = calloc(PG_UNANSWERED_MAX, sizeof(*sp->by_xid));
+        sp->slot = calloc(PG_UNANSWERED_MAX, sizeof(*sp->slot));
+        /* "{a,b,...}": at most PG_UNANSWERED_MAX items and their commas,
+         * the braces, a NUL. */
+        sp->xids = calloc(PG_UNANSWERED_MAX, sizeof(*sp->xids));
+        sp->ended = calloc(PG_UNANSWERED_MAX, sizeof(*sp->ended));
+        sp->xid_text = malloc(PG_UNANSWERED_MAX * (U64_DIGITS_MAX + 1) + 2);
+        sp->token_text = malloc(PG_UNANSWERED_MAX * (2 * FRAME_TOKEN_SIZE + 1) + 2);
+        if (sp->by_xid && sp->slot && sp->xids && sp->ended && sp->xid_text && sp->token_text)
+                return 0;
+        free(sp->by_xid);
+        free(sp->slot);
+        free(sp->xids);
+        free(sp->ended);
+        free(sp->xid_text);
+        free(sp->token_text);
+        memset(sp, 0, sizeof(*sp));
+        return store_fail(&p->base, -ENOMEM, "out of memory");
+}
+
 int pg_settle_build(struct store_pg *p, struct pg_settle *st) {
         size_t n = p->n_unanswered;
         char *x, *t;
+        int r;
 
         memset(st, 0, sizeof(*st));
         if (!n)
                 return 0;
-        /* "{a,b,...}": at most n items and their commas, the braces, a NUL. */
-        st->xids = calloc(n, sizeof(*st->xids));
-        st->ended = calloc(n, sizeof(*st->ended));
-        st->xid_text = malloc(n * (U64_DIGITS_MAX + 1) + 2);
-        st->token_text = malloc(n * (2 * FRAME_TOKEN_SIZE + 1) + 2);
-        if (!st->xids || !st->ended || !st->xid_text || !st->token_text)
-                return store_fail(&p->base, -ENOMEM, "out of memory");
+        if ((r = settle_space(p)) < 0)
+                return r;
+        st->slot = p->settle_space.slot;
+        st->xids = p->settle_space.xids;
+        st->ended = p->settle_space.ended;
+        memset(st->ended, 0, n * sizeof(*st->ended));
+        st->xid_text = p->settle_space.xid_text;
+        st->token_text = p->settle_space.token_text;
         distinct_xids(p, st);
         x = st->xid_text;
         *x++ = '{';
@@ -128,13 +163,10 @@ void pg_settle_read_put_back(const PGresult *res, struct pg_settle *st) {
         st->answered = true;
 }
 
-/* Whether the transaction of a kept claim had ended when st looked (false
- * for one st did not look at). */
-static bool had_ended(const struct pg_settle *st, uint64_t xid) {
-        const uint64_t *found = st->n_xids ? bsearch(&xid, st->xids, st->n_xids, sizeof(*st->xids), compare_xids)
-                                           : NULL;
-
-        return found && st->ended[found - st->xids];
+/* Whether the transaction of kept claim i had ended when st looked (false
+ * for a claim noted after it looked: its token was not put back). */
+static bool had_ended(const struct pg_settle *st, size_t i) {
+        return i < st->n_claims && st->ended[st->slot[i]];
 }
 
 void pg_settle_finish(struct store_pg *p, struct pg_settle *st, bool committed) {
@@ -145,17 +177,26 @@ void pg_settle_finish(struct store_pg *p, struct pg_settle *st, bool committed) 
         if (!st->answered || (st->put_back && !committed))
                 return;
         for (size_t i = 0; i < p->n_unanswered; i++)
-                if (!had_ended(st, p->unanswered[i].xid))
+                if (!had_ended(st, i))
                         p->unanswered[kept++] = p->unanswered[i];
         p->n_unanswered = kept;
 }
 
 void pg_settle_free(struct pg_settle *st) {
-        free(st->xids);
-        free(st->ended);
-        free(st->xid_text);
-        free(st->token_text);
-        memset(st, 0, sizeof(*st));
+        memset(st, 0, sizeof(*st)); /* its arrays are the handle's */
+}
+
+void pg_unanswered_free(struct store_pg *p) {
+        free(p->unanswered);
+        free(p->settle_space.by_xid);
+        free(p->settle_space.slot);
+        free(p->settle_space.xids);
+        free(p->settle_space.ended);
+        free(p->settle_space.xid_text);
+        free(p->settle_space.token_text);
+        p->unanswered = NULL;
+        p->n_unanswered = 0;
+        memset(&p->settle_space, 0, sizeof(p->settle_space));
 }
 
 size_t pg_jobs_unsettled(const struct store *s) {
