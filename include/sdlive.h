@@ -398,7 +398,10 @@ typedef struct sdlive_peer sdlive_peer;
  * heartbeat_usec (UINT64_MAX: we never heartbeat); 0 picks the defaults.
  * Both windows start now. The two values belong to different ends (the
  * peer's timeout governs our heartbeats), so they are not checked against
- * each other. Returns 0, -EINVAL (NULL d or ret) or -ENOMEM. */
+ * each other. Returns 0, -EINVAL (NULL d or ret) or -ENOMEM.
+ * Threads: unlike the handle, a peer belongs to one connection loop: its
+ * calls must not overlap (serialize them if threads share it). It reads
+ * the handle's clock, so it must be freed before the handle. */
 int sdlive_peer_new(sdlive *d, uint64_t timeout_usec, uint64_t heartbeat_usec,
                     sdlive_peer **ret);
 

@@ -5,10 +5,10 @@
 #            daemon tests, then the end-to-end suite under a real systemd
 #            manager, the README's demo (scripts/demo.sh) among them;
 #   asan     ASan+UBSan: every test but the end-to-end suite, the
-#            packages, the Python binding's (an interpreter is no ASan
-#            program), the benchmarks and the tests labelled timing
+#            packages, the benchmarks and the tests labelled timing
 #            (bounds measured in wall time, which the sanitizers' cost
-#            would decide instead of the code);
+#            would decide instead of the code); the Python binding's unit
+#            tests with the runtime preloaded into the interpreter;
 #   tsan     TSan: the thread tests.
 # The default stage ends with the sample across test hosts (tests/hosts,
 # docs/hosts.md: every nemesis but latency for 100 s, a history checked).
@@ -162,6 +162,10 @@ stage_asan() {
   configure_and_build "$root/build/test-asan" -DSDLIVE_SANITIZE=address || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest "$root/build/test-asan" -j"$jobs" -LE 'e2e|fuzz|install|timing|bench|hosts-long|deb|python|memcheck' -E "$random_faults"
+  # The Python binding over the sanitized library (its runtime preloaded
+  # into the interpreter): the misuse cases, objects that outlive their
+  # Supervisor and close() against threads, each in an interpreter of its own.
+  run_ctest "$root/build/test-asan" -R '^python-unit(-threads)?$'
 }
 
 stage_tsan() {

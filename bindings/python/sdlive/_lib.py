@@ -133,4 +133,17 @@ def load(path=None):
         raise LibraryError(
             "sdlive: %s is version %s; this binding needs %d.x at least %s"
             % (origin, raw, MIN_VERSION[0], want))
+    bind_all(lib)
     return ffi, lib, raw
+
+
+def bind_all(lib):
+    """Looks every declared function up now. cffi binds one on its first
+    use, under a lock that is not reentrant: a Python signal handler that
+    closes a Supervisor (or requests a stop) while its thread is binding
+    another call would wait on that lock for ever."""
+    for name in dir(lib):
+        try:
+            getattr(lib, name)
+        except AttributeError:
+            pass  # missing from this library: its first use says so

@@ -2,8 +2,13 @@
 """Peer liveness: an inactivity deadline reset only by frames received,
 and a heartbeat schedule for the sending side."""
 
-from ._errors import check, usec
+import errno
+import threading
+
+from ._errors import SdliveError, check, usec
+from ._lifetime import Lifetime
 from ._loaded import ffi, lib
+from .supervisor import _CLOSED
 
 __all__ = ["Peer"]
 
@@ -13,23 +18,45 @@ class Peer:
     peer counts as dead once nothing was received from it for timeout
     seconds; a heartbeat is owed every heartbeat seconds (float("inf"):
     never). None picks the defaults, 30 s and 10 s. Use as a context
-    manager or call close()."""
+    manager or call close(). Any thread may call it (the calls take
+    turns). It holds its Supervisor (a Supervisor made
+    for it alone stays open as long as the peer lives); once either is
+    closed, its calls raise SdliveError EBADF."""
 
     def __init__(self, supervisor, timeout=None, heartbeat=None):
+        self._life = _CLOSED  # what close() and __del__ see if this fails
+        self._turns = threading.RLock()
         t = 0 if timeout is None else usec(timeout, "timeout", forever=False)
         hb = 0 if heartbeat is None else usec(heartbeat, "heartbeat")
         if timeout is not None and t == 0:
             raise ValueError("timeout: must be > 0 (None for the default)")
         if heartbeat is not None and hb == 0:
             raise ValueError("heartbeat: must be > 0 (None for the default)")
-        h = supervisor.handle
-        ret = ffi.new("sdlive_peer **")
-        check(lib.sdlive_peer_new(h, t, hb, ret), "sdlive_peer_new")
-        self._p = ret[0]
+        # The C peer reads the handle's clock on every call: the peer keeps
+        # its Supervisor (a reference) and the handle (a counted use) alive
+        # until it is freed.
+        self._sup = supervisor
+        handle_life = supervisor._use()
+        h = handle_life.__enter__()
+        try:
+            if h == ffi.NULL:
+                raise SdliveError(errno.EBADF, "sdlive: the Supervisor is closed")
+            ret = ffi.new("sdlive_peer **")
+            check(lib.sdlive_peer_new(h, t, hb, ret), "sdlive_peer_new")
+        except BaseException:
+            handle_life.__exit__(None, None, None)
+            raise
+
+        def free(p):
+            lib.sdlive_peer_free(p)
+            handle_life.__exit__(None, None, None)
+        self._life = Lifetime(ret[0], free)
+        supervisor._peers.add(self)
 
     def close(self):
-        p, self._p = self._p, ffi.NULL
-        lib.sdlive_peer_free(p)
+        """Frees the peer (once no call on it runs). Later calls raise
+        SdliveError EBADF; so do calls after its Supervisor closed."""
+        self._life.close()
 
     def __enter__(self):
         return self
@@ -44,27 +71,36 @@ class Peer:
         except Exception:
             pass
 
+    def _call(self, function):
+        # The C peer belongs to one connection loop (its calls must not
+        # overlap); here threads may share it, so its calls take turns.
+        # Reentrant: a signal handler may use the peer in a thread that is
+        # between two of its calls' bytecodes, never inside the C call.
+        with self._turns, self._life as p:
+            if p == ffi.NULL:
+                raise SdliveError(errno.EBADF, "sdlive: the Peer is closed")
+            return function(p)
+
     def received(self):
         """A frame arrived from the peer: restarts the inactivity window."""
-        lib.sdlive_peer_received(self._p)
+        self._call(lib.sdlive_peer_received)
 
     def sent(self):
         """We sent a frame: restarts the heartbeat schedule."""
-        lib.sdlive_peer_sent(self._p)
+        self._call(lib.sdlive_peer_sent)
 
     @property
     def expired(self):
         """True once the peer was silent for the whole window."""
-        return lib.sdlive_peer_expired(self._p) > 0
+        return self._call(lib.sdlive_peer_expired) > 0
 
     @property
     def heartbeat_due(self):
         """True when a heartbeat is owed to the peer."""
-        return lib.sdlive_peer_heartbeat_due(self._p) > 0
+        return self._call(lib.sdlive_peer_heartbeat_due) > 0
 
     def poll_timeout(self):
         """Seconds until the earlier of the inactivity deadline and the
         next heartbeat (0.0 when one is due): the timeout of this
         iteration's select()/poll() wait."""
-        return lib.sdlive_peer_poll_timeout(self._p) / 1000.0
-
+        return self._call(lib.sdlive_peer_poll_timeout) / 1000.0

@@ -6,7 +6,9 @@ import inspect
 import threading
 
 from ._errors import check, cstring, seconds, usec
+from ._lifetime import Lifetime
 from ._loaded import ffi, lib
+from .supervisor import _CLOSED
 
 __all__ = ["Progress", "progress"]
 
@@ -50,8 +52,10 @@ class Progress:
             raise ValueError("max_silence: must be > 0")
         self._sup = supervisor
         self._late = supervisor is None
-        self._p = ffi.NULL
-        self._lock = threading.Lock()
+        # The registration: closed while unregistered. Each registration
+        # counts as a user of the Supervisor's handle until it is freed.
+        self._life = _CLOSED
+        self._lock = threading.RLock()
         self._active = 0
 
     def __repr__(self):
@@ -62,7 +66,7 @@ class Progress:
 
     @property
     def registered(self):
-        return self._p != ffi.NULL
+        return not self._life.closed
 
     def register(self):
         """Registers the loop (it starts as just beaten). Idempotent.
@@ -72,7 +76,7 @@ class Progress:
         return self
 
     def _register_locked(self):
-        if self._p != ffi.NULL:
+        if not self._life.closed:
             return
         if self._late and (self._sup is None or self._sup.handle == ffi.NULL):
             from .supervisor import Supervisor
@@ -81,48 +85,61 @@ class Progress:
                 raise RuntimeError("sdlive.progress(%r): no Supervisor is open; enter one "
                                    "(with sdlive.Supervisor() as sup) or use sup.progress()"
                                    % self.name)
-        h = self._sup.handle
-        if h == ffi.NULL:
-            raise RuntimeError("sdlive.progress(%r): its Supervisor is closed" % self.name)
-        ret = ffi.new("sdlive_progress **")
-        check(lib.sdlive_progress_register(h, self._name_c, self._max_usec, ret),
-              "sdlive_progress_register")
-        self._p = ret[0]
+        handle_life = self._sup._use()
+        h = handle_life.__enter__()
+        try:
+            if h == ffi.NULL:
+                raise RuntimeError("sdlive.progress(%r): its Supervisor is closed" % self.name)
+            ret = ffi.new("sdlive_progress **")
+            check(lib.sdlive_progress_register(h, self._name_c, self._max_usec, ret),
+                  "sdlive_progress_register")
+        except BaseException:
+            handle_life.__exit__(None, None, None)
+            raise
+
+        def free(p):
+            lib.sdlive_progress_unregister(p)
+            handle_life.__exit__(None, None, None)
+        self._life = Lifetime(ret[0], free)
         self._sup._progress.add(self)
 
     def unregister(self):
-        """Unregisters the loop; it may be registered again later."""
+        """Unregisters the loop (once no beat is running); it may be
+        registered again later. Beats meanwhile do nothing."""
         with self._lock:
-            p, self._p = self._p, ffi.NULL
-            if p != ffi.NULL:
+            life, self._life = self._life, _CLOSED
+            if not life.closed:
                 self._sup._progress.discard(self)
-                lib.sdlive_progress_unregister(p)
+                life.close()
 
     def _forget(self):
-        # The Supervisor is closing: the C handle frees the loop itself.
+        # Its Supervisor is closing.
         with self._lock:
-            if self._p != ffi.NULL:
-                lib.sdlive_progress_unregister(self._p)
-            self._p = ffi.NULL
+            life, self._life = self._life, _CLOSED
+            life.close()
 
     # -- beats -------------------------------------------------------------
 
     def beat(self):
-        """Proves the loop moved (one clock read and a store in C)."""
-        lib.sdlive_progress_beat(self._p)
+        """Proves the loop moved (one clock read and a store in C). Does
+        nothing while unregistered, or once its Supervisor is closed."""
+        with self._life as p:
+            lib.sdlive_progress_beat(p)
 
     def park(self):
         """The loop is legitimately waiting: not stalled until its next
         beat."""
-        lib.sdlive_progress_park(self._p)
+        with self._life as p:
+            lib.sdlive_progress_park(p)
 
     def age(self):
         """(seconds since the last beat, parked) ; (None, False) when not
         registered."""
-        if self._p == ffi.NULL:
-            return None, False
-        out = ffi.new("uint64_t *")
-        r = check(lib.sdlive_progress_age(self._p, out), "sdlive_progress_age")
+        with self._life as p:
+            if p == ffi.NULL:
+                return None, False
+            out = ffi.new("uint64_t *")
+            r = check(lib.sdlive_progress_age(p, out), "sdlive_progress_age")
         return seconds(out[0]), r > 0
 
     def iterate(self, iterable):
@@ -169,7 +186,7 @@ class Progress:
         with self._lock:
             self._active -= 1
             if self._active == 0:
-                lib.sdlive_progress_park(self._p)
+                self.park()
 
     def __call__(self, func):
         if inspect.isasyncgenfunction(func):

@@ -8,9 +8,11 @@ import math
 import select
 import threading
 import time
+import weakref
 
 from . import _lib
 from ._errors import SdliveError, check, cstring, seconds, usec
+from ._lifetime import Lifetime
 from ._loaded import ffi, lib
 
 __all__ = ["Supervisor", "Wake", "NotifyAccess"]
@@ -31,8 +33,14 @@ class NotifyAccess(enum.IntEnum):
     ALL = 3
 
 
+# A handle that is already closed: what a Supervisor holds until
+# sdlive_new() has succeeded.
+_CLOSED = Lifetime(ffi.NULL, lambda pointer: None)
+_CLOSED.close()
+
 _current = []
-_current_lock = threading.Lock()
+# Reentrant: close() may run in a signal handler of the thread holding it.
+_current_lock = threading.RLock()
 
 
 class Supervisor:
@@ -55,9 +63,12 @@ class Supervisor:
     pet_interval: seconds between keepalives (default WatchdogSec / 6);
     also tracks pets outside systemd.
 
-    Threads: every method may be called from any thread, as the C library
-    allows, except close(), which no other thread may overlap. Blocking
-    calls (idle, wait_fd, barrier) release the GIL.
+    Threads: every method may be called from any thread, close() too: a
+    call in flight in another thread keeps the handle alive until it
+    returns (a wait returns Wake.STOP at once), and later calls act as
+    outside systemd. Peers and progress loops keep their Supervisor, and
+    so the handle, alive; closing it closes them. Blocking calls (idle,
+    wait_fd, barrier) release the GIL.
     Fork: in a child process (os.fork, multiprocessing's fork) the inherited
     Supervisor speaks for nobody: it sends nothing and pets nothing, so a
     child cannot keep a wedged parent alive. Create a new Supervisor in the
@@ -66,12 +77,8 @@ class Supervisor:
 
     def __init__(self, *, handle_signals=False, unset_watchdog_env=False,
                  trigger_on_stall=False, pet_interval=None):
-        self._h = ffi.NULL  # what close() and __del__ see if this fails
-        # Held by close() and request_stop() around their use of the handle,
-        # so a stop requested from another thread never reaches a freed
-        # handle. Reentrant for a signal handler that runs request_stop()
-        # in the thread that is closing.
-        self._handle_lock = threading.RLock()
+        # What close() and __del__ see if this fails: already closed.
+        self._life = _CLOSED
         flags = 0
         if handle_signals:
             flags |= _lib.HANDLE_SIGNALS
@@ -88,7 +95,9 @@ class Supervisor:
             raise ValueError("pet_interval: must be > 0 (None for the default)")
         ret = ffi.new("sdlive **")
         check(lib.sdlive_new(ret, opts), "sdlive_new")
-        self._h = ret[0]
+        # Every call on the handle, and every peer and progress loop made
+        # from it, counts as a user: the handle is freed after the last.
+        self._life = Lifetime(ret[0], lib.sdlive_free)
         if unset_watchdog_env:
             # The library's unsetenv() does not reach os.environ's copy, which
             # subprocess and os.fork+exec children inherit.
@@ -96,6 +105,7 @@ class Supervisor:
             os.environ.pop("WATCHDOG_PID", None)
         self._pid = os.getpid()
         self._progress = set()
+        self._peers = weakref.WeakSet()
         self._async = {}
         # Reentrant: request_stop() may run in a signal handler of the thread
         # that holds it.
@@ -110,19 +120,28 @@ class Supervisor:
     # -- lifecycle ---------------------------------------------------------
 
     def close(self):
-        """Releases the handle, its descriptors and its progress loops.
-        Idempotent; afterwards every call acts as outside systemd."""
-        with self._handle_lock:
-            h, self._h = self._h, ffi.NULL
-        if h == ffi.NULL:
-            return
-        for p in list(self._progress):
-            p._forget()
-        self._progress.clear()
+        """Releases the handle, its descriptors, its progress loops and its
+        peers. Idempotent, and safe from any thread: a call running in
+        another thread finishes first (an idle() or wait_fd() there
+        returns Wake.STOP at once) and the handle is freed when the last
+        such call returns. Afterwards every call acts as outside systemd,
+        except idle() and wait_fd(), which raise SdliveError EBADF, and the
+        peers, which raise it too."""
         with _current_lock:
             while self in _current:
                 _current.remove(self)
-        lib.sdlive_free(h)
+        # Closed first, so that nothing new registers; a wait in flight is
+        # woken (sdlive_request_stop() is safe against any call).
+        if not self._life.close(while_in_use=lib.sdlive_request_stop):
+            return
+        # The next pet() asks the closed handle (0: not sent). No lock: a
+        # signal handler may close in a thread inside pet().
+        self._due = 0.0
+        for p in list(self._progress):
+            p._forget()
+        self._progress.clear()
+        for peer in list(self._peers):
+            peer.close()
 
     def __del__(self):
         try:
@@ -152,8 +171,21 @@ class Supervisor:
 
     @property
     def handle(self):
-        """The C handle (cffi cdata "sdlive *"), NULL once closed."""
-        return self._h
+        """The C handle (cffi cdata "sdlive *"), NULL once closed. Calls of
+        your own on it are not counted: it may be freed under them once
+        close() has run."""
+        return ffi.NULL if self._life.closed else self._life._pointer
+
+    def _call(self, function, *args):
+        """function(handle, *args) with the handle kept alive meanwhile
+        (ffi.NULL once closed: the library's answer outside systemd)."""
+        with self._life as h:
+            return function(h, *args)
+
+    def _use(self):
+        """The handle's Lifetime, for `with sup._use() as h:` (progress
+        loops and peers count themselves as users through it)."""
+        return self._life
 
     @property
     def owned(self):
@@ -165,35 +197,35 @@ class Supervisor:
     def supervised(self):
         """True when NOTIFY_SOCKET names a socket (and this is the creating
         process). Raises SdliveError when NOTIFY_SOCKET is malformed."""
-        return check(lib.sdlive_supervised(self._h), "sdlive_supervised") > 0
+        return check(self._call(lib.sdlive_supervised), "sdlive_supervised") > 0
 
     def watchdog_enabled(self):
         """WatchdogSec in seconds when the watchdog is armed, else None.
         Raises SdliveError when WATCHDOG_USEC/WATCHDOG_PID were malformed
         (EINVAL) or out of range (ERANGE)."""
         out = ffi.new("uint64_t *")
-        if check(lib.sdlive_watchdog_enabled(self._h, out), "sdlive_watchdog_enabled") == 0:
+        if check(self._call(lib.sdlive_watchdog_enabled, out), "sdlive_watchdog_enabled") == 0:
             return None
         return seconds(out[0])
 
     @property
     def pet_interval(self):
         """Seconds between keepalives, None when pets are not tracked."""
-        v = lib.sdlive_pet_interval(self._h)
+        v = self._call(lib.sdlive_pet_interval)
         return None if v == 0 else seconds(v)
 
     @property
     def next_due(self):
         """time.monotonic() instant of the next keepalive, None when pets
         are not tracked."""
-        v = lib.sdlive_watchdog_next_due(self._h)
+        v = self._call(lib.sdlive_watchdog_next_due)
         return None if v == _lib.UINT64_MAX else seconds(v)
 
     def last_pet_age(self):
         """Seconds since the last healthy keepalive, None when pets are
         not tracked. Grows while nothing pets or a progress loop stalls."""
         out = ffi.new("uint64_t *")
-        r = lib.sdlive_last_pet_age(self._h, out)
+        r = self._call(lib.sdlive_last_pet_age, out)
         if r == -errno.ENODATA:
             return None
         check(r, "sdlive_last_pet_age")
@@ -203,7 +235,7 @@ class Supervisor:
         """A timerfd that polls readable when a keepalive is due (then call
         pet(), which re-arms it); owned by the Supervisor, do not close it.
         None when pets are not tracked."""
-        r = lib.sdlive_watchdog_fd(self._h)
+        r = self._call(lib.sdlive_watchdog_fd)
         if r == -errno.ENODATA:
             return None
         return check(r, "sdlive_watchdog_fd")
@@ -212,33 +244,33 @@ class Supervisor:
 
     def ready(self):
         """READY=1. True when sent, False when not supervised."""
-        return check(lib.sdlive_notify_ready(self._h), "sdlive_notify_ready") > 0
+        return check(self._call(lib.sdlive_notify_ready), "sdlive_notify_ready") > 0
 
     def stopping(self):
         """STOPPING=1."""
-        return check(lib.sdlive_notify_stopping(self._h), "sdlive_notify_stopping") > 0
+        return check(self._call(lib.sdlive_notify_stopping), "sdlive_notify_stopping") > 0
 
     def reloading(self):
         """RELOADING=1 with MONOTONIC_USEC= (Type=notify-reload); call
         ready() when the reload is done."""
-        return check(lib.sdlive_notify_reloading(self._h), "sdlive_notify_reloading") > 0
+        return check(self._call(lib.sdlive_notify_reloading), "sdlive_notify_reloading") > 0
 
     def status(self, text):
         """STATUS=text, one line: control characters become spaces, the text
         is cut to one datagram. Kept and sent again when a stalled progress
         loop recovers."""
         data = ffi.new("char[]", cstring(text, "status"))
-        return check(lib.sdlive_notify_status(self._h, b"%s", data), "sdlive_notify_status") > 0
+        return check(self._call(lib.sdlive_notify_status, b"%s", data), "sdlive_notify_status") > 0
 
     def notify_errno(self, error):
         """ERRNO=error (a positive errno value)."""
-        return check(lib.sdlive_notify_errno(self._h, _int(error, "error")),
+        return check(self._call(lib.sdlive_notify_errno, _int(error, "error")),
                      "sdlive_notify_errno") > 0
 
     def extend_timeout(self, seconds_):
         """EXTEND_TIMEOUT_USEC=: asks for more start/stop/runtime time."""
-        return check(lib.sdlive_notify_extend_timeout(
-            self._h, usec(seconds_, "extend_timeout", forever=False)),
+        return check(self._call(lib.sdlive_notify_extend_timeout,
+            usec(seconds_, "extend_timeout", forever=False)),
             "sdlive_notify_extend_timeout") > 0
 
     def barrier(self, timeout=None):
@@ -246,22 +278,22 @@ class Supervisor:
         message sent before; False when not supervised. Blocks up to
         timeout seconds (None: no limit), releasing the GIL; raises
         SdliveError ETIMEDOUT when it runs out."""
-        return check(lib.sdlive_notify_barrier(self._h, usec(timeout, "barrier")),
+        return check(self._call(lib.sdlive_notify_barrier, usec(timeout, "barrier")),
                      "sdlive_notify_barrier") > 0
 
     def mainpid(self, pid):
         """MAINPID=pid (> 1)."""
-        return check(lib.sdlive_notify_mainpid(self._h, _int(pid, "pid")),
+        return check(self._call(lib.sdlive_notify_mainpid, _int(pid, "pid")),
                      "sdlive_notify_mainpid") > 0
 
     def exit_status(self, status):
         """EXIT_STATUS=status (0..255)."""
-        return check(lib.sdlive_notify_exit_status(self._h, _int(status, "status")),
+        return check(self._call(lib.sdlive_notify_exit_status, _int(status, "status")),
                      "sdlive_notify_exit_status") > 0
 
     def bus_error(self, name):
         """BUSERROR=name, a D-Bus error name."""
-        return check(lib.sdlive_notify_bus_error(self._h, cstring(name, "bus_error")),
+        return check(self._call(lib.sdlive_notify_bus_error, cstring(name, "bus_error")),
                      "sdlive_notify_bus_error") > 0
 
     def notify_access(self, access):
@@ -271,7 +303,7 @@ class Supervisor:
                 access = NotifyAccess[access.upper()]
             except KeyError:
                 raise ValueError("notify_access: unknown access %r" % access) from None
-        return check(lib.sdlive_notify_access(self._h, _int(access, "access")),
+        return check(self._call(lib.sdlive_notify_access, _int(access, "access")),
                      "sdlive_notify_access") > 0
 
     def notify_raw(self, key, value):
@@ -279,7 +311,7 @@ class Supervisor:
         field the library has a call for (READY, WATCHDOG, STATUS, MAINPID,
         FDSTORE, BARRIER, ...) raises SdliveError with EPERM: its own
         call's checks, the progress gate included, cannot be bypassed."""
-        return check(lib.sdlive_notify_raw(self._h, cstring(key, "key"),
+        return check(self._call(lib.sdlive_notify_raw, cstring(key, "key"),
                                             cstring(value, "value")), "sdlive_notify_raw") > 0
 
     def fdstore(self, fds, name=None, poll=True):
@@ -295,13 +327,13 @@ class Supervisor:
             raise SdliveError(errno.EINVAL, "sdlive_notify_fdstore")
         array = ffi.new("int[]", numbers) if numbers else ffi.NULL
         name_c = cstring(name, "name", allow_none=True)
-        return check(lib.sdlive_notify_fdstore(
-            self._h, array, len(numbers), ffi.NULL if name_c is None else name_c,
+        return check(self._call(
+            lib.sdlive_notify_fdstore, array, len(numbers), ffi.NULL if name_c is None else name_c,
             0 if poll else _lib.FDSTORE_NO_POLL), "sdlive_notify_fdstore") > 0
 
     def fdstore_remove(self, name):
         """FDSTOREREMOVE=1: the manager closes every stored fd of that name."""
-        return check(lib.sdlive_notify_fdstore_remove(self._h, cstring(name, "name")),
+        return check(self._call(lib.sdlive_notify_fdstore_remove, cstring(name, "name")),
                      "sdlive_notify_fdstore_remove") > 0
 
     # -- watchdog ----------------------------------------------------------
@@ -326,17 +358,15 @@ class Supervisor:
         return self._pet_due()
 
     def _pet_due(self):
-        with self._due_lock:
-            h = self._h
+        with self._due_lock, self._life as h:
             r = lib.sdlive_pet_watchdog(h)
             if r < 0:
                 self._due = 0.0
                 raise SdliveError(-r, "sdlive_pet_watchdog")
-            self._cache_due_locked(r)
+            self._cache_due_locked(h, r)
             return r > 0
 
-    def _cache_due_locked(self, sent=1):
-        h = self._h
+    def _cache_due_locked(self, h, sent=1):
         if sent == 0 and lib.sdlive_progress_stalled(h, ffi.NULL, 0) > 0:
             self._due = 0.0  # withheld: ask the library every time
             return
@@ -351,7 +381,7 @@ class Supervisor:
 
     def watchdog_trigger(self):
         """WATCHDOG=trigger: the manager acts as if the watchdog ran out."""
-        return check(lib.sdlive_watchdog_trigger(self._h), "sdlive_watchdog_trigger") > 0
+        return check(self._call(lib.sdlive_watchdog_trigger), "sdlive_watchdog_trigger") > 0
 
     def set_watchdog_timeout(self, seconds_):
         """WATCHDOG_USEC=: arms the watchdog at that timeout; the pet
@@ -359,7 +389,7 @@ class Supervisor:
         value = usec(seconds_, "set_watchdog_timeout", forever=False)
         with self._due_lock:
             try:
-                return check(lib.sdlive_watchdog_set_timeout(self._h, value),
+                return check(self._call(lib.sdlive_watchdog_set_timeout, value),
                              "sdlive_watchdog_set_timeout") > 0
             finally:
                 self._due = 0.0
@@ -371,29 +401,23 @@ class Supervisor:
         keepalive is due and waking for nothing else. Returns Wake.STOP
         within a millisecond of a stop request, else Wake.TIMEOUT. The
         GIL is released meanwhile: other threads run."""
-        return Wake(check(lib.sdlive_idle(self._waiting_handle(), usec(seconds_, "idle")),
-                          "sdlive_idle"))
+        limit = usec(seconds_, "idle")
+        with self._life as h:
+            return Wake(check(lib.sdlive_idle(_open(h), limit), "sdlive_idle"))
 
     def wait_fd(self, fd, events=select.POLLIN, seconds_=None):
         """As idle(), but also returns Wake.FD as soon as fd (an int or an
         object with fileno()) polls ready for events."""
         if not isinstance(fd, int):
             fd = fd.fileno()
-        return Wake(check(lib.sdlive_wait_fd(self._waiting_handle(), fd, _short(events),
-                                             usec(seconds_, "wait_fd")), "sdlive_wait_fd"))
-
-    def _waiting_handle(self):
-        """The handle for a wait: a closed Supervisor cannot wait (the
-        library would answer EINVAL for its NULL handle)."""
-        if self._h == ffi.NULL:
-            raise SdliveError(errno.EBADF, "sdlive: the Supervisor is closed")
-        return self._h
+        mask, limit = _short(events), usec(seconds_, "wait_fd")
+        with self._life as h:
+            return Wake(check(lib.sdlive_wait_fd(_open(h), fd, mask, limit), "sdlive_wait_fd"))
 
     def request_stop(self):
         """Wakes every idle()/wait_fd()/idle_async() now and later. Any
         thread; from a Python signal handler too."""
-        with self._handle_lock:
-            lib.sdlive_request_stop(self._h)
+        self._call(lib.sdlive_request_stop)
         with self._async_lock:
             waiters = [w for state in self._async.values() for w in state.waiters]
         for loop, fut in waiters:
@@ -405,7 +429,7 @@ class Supervisor:
     @property
     def stop_requested(self):
         """True once a stop was requested."""
-        return lib.sdlive_stopping(self._h) > 0
+        return self._call(lib.sdlive_stopping) > 0
 
     # -- progress ----------------------------------------------------------
 
@@ -420,7 +444,7 @@ class Supervisor:
     def stalled(self):
         """The name of a progress loop silent past its limit, else None."""
         buf = ffi.new("char[]", _lib.PROGRESS_NAME_MAX + 1)
-        r = check(lib.sdlive_progress_stalled(self._h, buf, len(buf)), "sdlive_progress_stalled")
+        r = check(self._call(lib.sdlive_progress_stalled, buf, len(buf)), "sdlive_progress_stalled")
         return ffi.string(buf).decode("utf-8", "replace") if r > 0 else None
 
     def peer(self, timeout=None, heartbeat=None):
@@ -453,6 +477,14 @@ class Supervisor:
         """SIGTERM and SIGINT request a stop through the event loop."""
         from .aio import add_signal_handlers
         add_signal_handlers(self, loop)
+
+
+def _open(h):
+    """h, for a call that needs an open handle: a closed Supervisor cannot
+    wait (the library would answer EINVAL for its NULL handle)."""
+    if h == ffi.NULL:
+        raise SdliveError(errno.EBADF, "sdlive: the Supervisor is closed")
+    return h
 
 
 def _resolve(fut, value):

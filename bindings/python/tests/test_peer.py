@@ -37,7 +37,9 @@ def test_defaults_and_never_heartbeat(clean_env, fake_sup, clock):
     assert peer.poll_timeout() == 10.0     # 30 s timeout, 10 s heartbeat
     peer.close()
     peer.close()
-    assert peer.poll_timeout() == 0.0      # closed: as sdlive_peer_poll_timeout(NULL)
+    with pytest.raises(sdlive.SdliveError) as e:  # closed: a use is a bug, said at once
+        peer.poll_timeout()
+    assert e.value.errno == errno.EBADF
     quiet = sup.peer(timeout=5, heartbeat=math.inf)
     clock.advance(4)
     assert not quiet.heartbeat_due and abs(quiet.poll_timeout() - 1.0) < 1e-3
@@ -55,4 +57,4 @@ def test_bad_peer_arguments(clean_env):
     closed.close()
     with pytest.raises(sdlive.SdliveError) as e:
         closed.peer()
-    assert e.value.errno == errno.EINVAL
+    assert e.value.errno == errno.EBADF
