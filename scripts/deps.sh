@@ -15,6 +15,7 @@ packages=(
   iproute2 nftables iptables libnetfilter-queue-dev
   etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev
   libelf-dev python3-cffi python3-pytest python3-setuptools python3-pip python3-wheel
+  python3-mypy
   librsvg2-bin valgrind
 )
 
