@@ -217,7 +217,7 @@ void binary_inspect(const char *argv0, const char *root, struct binary *b) {
         if (lseek(fd, 0, SEEK_SET) < 0 || elf_version(EV_CURRENT) == EV_NONE || !(e = elf_begin(fd, ELF_C_READ, NULL)) ||
             elf_kind(e) != ELF_K_ELF) {
                 unrunnable(b, "an ELF magic, then no ELF file libelf can read");
-                close(fd);
+                close_elf(e, fd); /* elf_begin() may have succeeded */
                 return;
         }
         if (!elf_runnable(b, e, st.st_size)) {
