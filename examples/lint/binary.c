@@ -174,7 +174,7 @@ void binary_inspect(const char *argv0, const char *root, struct binary *b) {
         struct stat st;
         ssize_t n;
         int fd = -1;
-        Elf *e;
+        Elf *e = NULL;
 
         memset(b, 0, sizeof(*b));
         b->kind = BINARY_MISSING;

@@ -34,7 +34,7 @@ socket_unit=sdlive-acceptor.socket
 [[ -n $unit ]] || harness_fail "the acceptor is not in this build"
 [[ -f $HARNESS_STAGE$HARNESS_UNIT_DIR/$socket_unit ]] || harness_fail "$socket_unit was not shipped"
 ! harness_armed "$unit" || harness_fail "$unit: shipped with WatchdogSec=, but it never pets"
-load_bin=$SDLIVE_BUILD_DIR/examples/acceptor/acceptor-load
+load_bin=$SDLIVE_BUILD_DIR/tests/daemons/acceptor-load
 [[ -x $load_bin ]] || harness_fail "$load_bin is not built"
 
 wedge=$(harness_wedge_file "$unit")

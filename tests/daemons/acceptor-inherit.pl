@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: MIT
 #
-# inherit-test.pl ACCEPTOR: hostile descriptors passed to sdlive-acceptor as a
+# acceptor-inherit.pl ACCEPTOR: hostile descriptors passed to sdlive-acceptor as a
 # manager would (LISTEN_FDS, LISTEN_FDNAMES, LISTEN_PID), with a notify
 # socket of our own that records what it tells the manager. Only the first
 # listening socket named "listen" and the connected unix stream sockets under
@@ -18,7 +18,7 @@ use POSIX qw(dup2 _exit);
 use Socket qw(AF_UNIX SOCK_STREAM SOCK_DGRAM PF_UNSPEC);
 use File::Temp qw(tempdir);
 
-my $acceptor = shift or die "usage: inherit-test.pl ACCEPTOR\n";
+my $acceptor = shift or die "usage: acceptor-inherit.pl ACCEPTOR\n";
 my $dir = tempdir(CLEANUP => 1);
 my $failed = 0;
 $SIG{PIPE} = 'IGNORE';

@@ -2,7 +2,7 @@
 # Smoke test of one event-loop adapter outside a real manager (label
 # "daemons"; also run by the sanitizer builds): a notify socket of our own
 # stands in for systemd, with WATCHDOG_USEC=600000 (a pet every 100 ms).
-#   smoke-test.pl <adapter binary>
+#   adapter-smoke.pl <adapter binary>
 # Checks: --help/--version/bad usage; unsupervised run stopped by SIGTERM;
 # supervised: READY=1, keepalives at the pet rate, STATUS=, then SIGTERM:
 # STOPPING=1 and exit 0 within 1 s; the wedge switch stops the keepalives.

@@ -3,7 +3,7 @@
 # CLIENTS_MAX (clients.h) equals FileDescriptorStoreMax= of the rendered
 # unit. A smaller store would refuse some connections, and a restart would
 # drop them.
-#   store-bound-test.sh <clients.h> <sdlive-acceptor.service>
+#   acceptor-store-bound.sh <clients.h> <sdlive-acceptor.service>
 set -eu
 
 max=$(sed -n 's/^#define CLIENTS_MAX \([0-9][0-9]*\).*/\1/p' "$1")

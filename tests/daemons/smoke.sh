@@ -4,7 +4,7 @@
 # Smoke tests of the reference daemons, run outside systemd (the end-to-end
 # suite under a real manager lives in tests/e2e).
 #
-# Usage: smoke-test.sh CASE WORKER CLEANER SENTINEL ACCEPTOR ACCEPTOR_PING
+# Usage: smoke.sh CASE WORKER CLEANER SENTINEL ACCEPTOR ACCEPTOR_PING
 # CASE is one of: cli missing-dir cleaner-once cleaner-populate cleaner-pacing
 #                 acceptor sigterm worker-unsupervised worker-wedge worker-hang
 set -u
