@@ -194,6 +194,28 @@ static void test_endless_answer_bounded(void **state) {
         fake_stop(&f);
 }
 
+/* An endpoint whose answer is not etcd's, then one that runs out of its
+ * share of the budget: the call fails with the answer that was wrong, not
+ * with the timeout that came after it, whichever attempt ran last. */
+static void test_wrong_answer_outlasts_a_later_timeout(void **state) {
+        struct fake big = {.head = OK_HEAD, .body = NULL, .body_fill = ' '};
+        struct fake slow = {.head = OK_HEAD, .body = GRANT, .trickle_ms = 1000};
+        struct etcd_client *c;
+        struct etcd_lease l;
+        char list[160];
+
+        fake_start(&big);
+        fake_start(&slow);
+        snprintf(list, sizeof(list), "%s,%s", big.url, slow.url);
+        c = open_on(list);
+        assert_int_equal(etcd_lease_grant(c, 5, 600 * 1000, &l), -EBADMSG);
+        assert_non_null(strstr(etcd_errmsg(c), "larger than"));
+        assert_true(slow.requests >= 1);
+        etcd_client_close(c);
+        fake_stop(&big);
+        fake_stop(&slow);
+}
+
 /* A server that answers a byte every 50 ms: the budget, not the server,
  * decides when the call ends. */
 static void test_trickle_ends_with_the_budget(void **state) {
@@ -440,6 +462,7 @@ int main(void) {
                 cmocka_unit_test(test_broken_endpoint_first_fails_over),
                 cmocka_unit_test(test_lease_not_found),
                 cmocka_unit_test(test_endless_answer_bounded),
+                cmocka_unit_test(test_wrong_answer_outlasts_a_later_timeout),
                 cmocka_unit_test(test_trickle_ends_with_the_budget),
                 cmocka_unit_test(test_dropped_reused_connection_keeps_the_budget),
                 cmocka_unit_test(test_unavailable_fails_over),

@@ -287,6 +287,12 @@ int etcd_post(struct etcd_client *c, const char *path, json_object *body, uint64
                         continue;
                 }
                 if (cr != CURLE_OK) {
+                        /* An answer that was not etcd's, seen earlier in
+                         * this call, says more than a later attempt that
+                         * ran out of its share of the budget (re-reading
+                         * an oversized answer, say): it stays the error. */
+                        if (r == -EBADMSG)
+                                continue;
                         r = cr == CURLE_OPERATION_TIMEDOUT  ? -ETIMEDOUT
                             : cr == CURLE_COULDNT_CONNECT ? -ECONNREFUSED
                                                           : -ECONNRESET;
