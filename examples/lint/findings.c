@@ -147,6 +147,52 @@ static void check_probe(struct lint_subject *s, enum binary_pets pets, const cha
                          p->keepalives_child, p->keepalives, (int) p->child_pid, (int) p->main_pid);
 }
 
+/* A unit that runs sdlive-probe (docs/probe.md): its options as
+ * sdlive-probe reads them, its startup grace against the manager's start
+ * timeout, and how long a daemon that stops answering lives on. */
+static void check_probe_unit(struct lint_subject *s) {
+        const struct unit *u = s->unit;
+        const struct probe_unit *p = s->probe_unit;
+        uint64_t start = unit_timeout_start(u);
+
+        if (p->state == PROBE_UNIT_REFUSED) {
+                lint_add(s, "SDL015", SEVERITY_ERROR, "sdlive-probe would refuse its options",
+                         "correct the options (sdlive-probe(8)): refused, it exits 2 and never starts the daemon",
+                         "%s", p->message);
+                return;
+        }
+        if (p->state != PROBE_UNIT_OK) {
+                lint_add(s, "SDL009", SEVERITY_INFO, "static check inconclusive", "check the options by hand",
+                         "sdlive-probe's options not checked: %s", p->message);
+                return;
+        }
+        if (s->probed_daemon && s->probed_daemon->kind == BINARY_MISSING)
+                lint_add(s, "SDL010", SEVERITY_ERROR, "ExecStart= binary not found",
+                         "install the daemon, or correct the command after sdlive-probe's --",
+                         "the daemon sdlive-probe runs: %s", s->probed_daemon->detail);
+        else if (s->probed_daemon && s->probed_daemon->kind == BINARY_UNRUNNABLE)
+                lint_add(s, "SDL013", SEVERITY_ERROR, "ExecStart= program cannot run",
+                         "install a whole executable, or correct the command after sdlive-probe's --",
+                         "the daemon sdlive-probe runs: %s", s->probed_daemon->detail);
+        if (start != UNIT_INFINITY && p->startup_grace_usec >= start)
+                lint_add(s, "SDL016", SEVERITY_WARNING, "sdlive-probe's startup grace not within TimeoutStartSec=",
+                         "give --startup-grace less than TimeoutStartSec=, or raise TimeoutStartSec=",
+                         "--startup-grace is %" PRIu64 " ms, TimeoutStartSec= %" PRIu64
+                         " ms: a slow start fails by the manager's timeout first, without the probe's reason "
+                         "in STATUS=",
+                         MS(p->startup_grace_usec), MS(start));
+        if (u->watchdog_set)
+                lint_add(s, "SDL017", SEVERITY_INFO, "how long a daemon that stops answering lives",
+                         "for a sooner kill, shorten --period, --failure-threshold or WatchdogSec=",
+                         "sdlive-probe declares it failed within %" PRIu64
+                         " ms (period x failure threshold + timeout, the longest of %u probe(s)) and the "
+                         "manager kills it within %" PRIu64 " ms (+ WatchdogSec= %" PRIu64
+                         " ms); a shorter WatchdogSec= only kills sooner: the probe pets while its last "
+                         "verdict is healthy",
+                         MS(p->bound_usec), p->n_probes, MS(p->bound_usec + u->watchdog_usec),
+                         MS(u->watchdog_usec));
+}
+
 void lint_check(struct lint_subject *s) {
         const struct unit *u = s->unit;
         char why[512], restart[256];
@@ -168,6 +214,8 @@ void lint_check(struct lint_subject *s) {
                 return;
         }
         check_static(s, pets, why);
+        if (s->probe_unit)
+                check_probe_unit(s);
         if (s->probe && s->probe->started)
                 check_probe(s, pets, why);
         else if (s->probe)

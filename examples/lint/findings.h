@@ -7,6 +7,7 @@
 
 #include "binary.h"
 #include "probe.h"
+#include "probe_unit.h"
 #include "unit.h"
 
 /*
@@ -31,6 +32,8 @@ struct lint_subject {
         const struct unit *unit;
         const struct binary *binary;
         const struct probe_result *probe; /* NULL: not probed */
+        const struct probe_unit *probe_unit; /* NULL: the program is not sdlive-probe */
+        const struct binary *probed_daemon;  /* the daemon sdlive-probe runs (NULL: none read) */
         uint64_t probe_watchdog_usec;     /* the WATCHDOG_USEC the probe gave (0: none) */
         struct finding findings[FINDINGS_MAX];
         int n_findings;

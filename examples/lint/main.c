@@ -159,6 +159,8 @@ static int lint_one(const char *spec, const struct options *o, struct json_objec
         struct unit u;
         struct binary b = { .kind = BINARY_MISSING };
         struct probe_result *probe = NULL;
+        struct probe_unit probe_unit;
+        struct binary *probed = NULL; /* the daemon a unit's sdlive-probe runs */
         struct lint_subject s = { .unit = &u };
         char err[1024], *path = NULL, *argv[ARGS_MAX] = { NULL };
         int argc = 0, counted = 0;
@@ -176,6 +178,18 @@ static int lint_one(const char *spec, const struct options *o, struct json_objec
         else {
                 binary_inspect(path, o->root, &b);
                 s.binary = &b;
+                if (b.kind != BINARY_MISSING && b.kind != BINARY_UNRUNNABLE && probe_unit_is_probe(path)) {
+                        probe_unit_read(argv, argc, &probe_unit);
+                        s.probe_unit = &probe_unit;
+                        if (probe_unit.state == PROBE_UNIT_OK && probe_unit.command_at > 0) {
+                                if (!(probed = calloc(1, sizeof(*probed)))) {
+                                        fprintf(stderr, "sdlive-lint: out of memory\n");
+                                        exit(1);
+                                }
+                                binary_inspect(argv[probe_unit.command_at], o->root, probed);
+                                s.probed_daemon = probed;
+                        }
+                }
                 if (o->probe_seconds > 0 && b.kind != BINARY_MISSING && b.kind != BINARY_UNRUNNABLE) {
                         if (!(probe = calloc(1, sizeof(*probe)))) {
                                 fprintf(stderr, "sdlive-lint: out of memory\n");
@@ -208,6 +222,7 @@ static int lint_one(const char *spec, const struct options *o, struct json_objec
                 free(argv[i]);
         free(path);
         free(probe);
+        free(probed);
         return counted;
 }
 

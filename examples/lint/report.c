@@ -111,6 +111,30 @@ oom:
         return NULL;
 }
 
+/* A unit that runs sdlive-probe: its options as sdlive-probe reads them. */
+static struct json_object *probe_unit_json(const struct lint_subject *s) {
+        static const char *const states[] = {
+                [PROBE_UNIT_NOT] = "not", [PROBE_UNIT_OK] = "accepted",
+                [PROBE_UNIT_REFUSED] = "refused", [PROBE_UNIT_UNCHECKED] = "unchecked",
+        };
+        const struct probe_unit *p = s->probe_unit;
+        struct json_object *o = json_object_new_object();
+        bool ok = p->state == PROBE_UNIT_OK;
+
+        if (!o)
+                return NULL;
+        ADD(o, "options", json_text(states[p->state]));
+        ADD(o, "message", ok ? NULL : json_text(p->message));
+        ADD(o, "probes", ok ? json_object_new_int64(p->n_probes) : NULL);
+        ADD(o, "detection_bound_usec", ok ? json_object_new_int64((int64_t) p->bound_usec) : NULL);
+        ADD(o, "startup_grace_usec", ok ? json_object_new_int64((int64_t) p->startup_grace_usec) : NULL);
+        ADD(o, "daemon", ok && p->command_at > 0 && s->probed_daemon ? json_text(s->probed_daemon->path) : NULL);
+        return o;
+oom:
+        json_object_put(o);
+        return NULL;
+}
+
 int report_json_add(struct json_object *all, const struct lint_subject *s, const char *name) {
         struct json_object *o = json_object_new_object(), *findings = NULL, *files = NULL, *notes = NULL;
         const struct unit *u = s->unit;
@@ -144,6 +168,8 @@ int report_json_add(struct json_object *all, const struct lint_subject *s, const
                 ADD(o, "binary", binary_json(s->binary));
         if (s->probe)
                 ADD(o, "probe", probe_json(s));
+        if (s->probe_unit)
+                ADD(o, "sdlive_probe", probe_unit_json(s));
         ADD(o, "findings", findings = json_object_new_array());
         for (int i = 0; i < s->n_findings; i++) {
                 const struct finding *f = &s->findings[i];

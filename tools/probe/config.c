@@ -245,6 +245,7 @@ static const char *const kind_names[] = {
 
 struct parse_state {
         struct probe_config *c;
+        bool resolve; /* look the commands up (false: the options alone) */
         /* A setting given since the last probe, copied: the handler's
          * option text lives only for its call. Empty when none. */
         char settings_option[32];
@@ -287,6 +288,8 @@ static void add_probe(struct parse_state *st, enum probe_kind kind, const char *
                 }
                 if (r < 0)
                         cli_usage_error("%s: '%s': 1 to %d words expected", option, value, PROBE_EXEC_ARGS_MAX);
+                if (!st->resolve)
+                        break;
                 r = probe_find_command(p->argv[0], path, sizeof(path));
                 if (r < 0)
                         cli_usage_error("%s: command '%s': %s", option, p->argv[0],
@@ -348,8 +351,8 @@ static void set_option(int id, const char *option, const char *value, void *user
         snprintf(st->settings_option, sizeof(st->settings_option), "%s", option);
 }
 
-void probe_config_parse(int argc, char **argv, struct probe_config *c) {
-        struct parse_state st = { .c = c };
+static void parse(int argc, char **argv, struct probe_config *c, bool resolve) {
+        struct parse_state st = { .c = c, .resolve = resolve };
         char path[PATH_MAX];
         int end = 1, r;
 
@@ -369,6 +372,9 @@ void probe_config_parse(int argc, char **argv, struct probe_config *c) {
                 cli_usage_error("no command given: %s [OPTION]... -- COMMAND [ARG]...",
                                 program_invocation_short_name);
         cli_text("COMMAND", argv[end + 1], PATH_MAX - 1);
+        c->command = argv + end + 1;
+        if (!resolve)
+                return;
         r = probe_find_command(argv[end + 1], path, sizeof(path));
         if (r < 0)
                 cli_usage_error("command '%s': %s", argv[end + 1], r == -ENOENT ? "not found" : strerror(-r));
@@ -377,7 +383,14 @@ void probe_config_parse(int argc, char **argv, struct probe_config *c) {
                 log_error("out of memory");
                 exit(EXIT_FAILURE);
         }
-        c->command = argv + end + 1;
+}
+
+void probe_config_parse(int argc, char **argv, struct probe_config *c) {
+        parse(argc, argv, c, true);
+}
+
+void probe_config_check(int argc, char **argv, struct probe_config *c) {
+        parse(argc, argv, c, false);
 }
 
 void probe_config_free(struct probe_config *c) {

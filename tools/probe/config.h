@@ -103,7 +103,13 @@ int probe_split_words(const char *text, char **argv);
  * with one clear error on anything wrong, before any process starts. */
 void probe_config_parse(int argc, char **argv, struct probe_config *c);
 
-/* Frees what probe_config_parse() allocated. */
+/* As probe_config_parse(), the same rules and defaults, but looks no
+ * command up (COMMAND and each --exec's first word are left as given,
+ * command_path NULL): what sdlive-lint checks a unit's options with,
+ * whose commands live under its --root. */
+void probe_config_check(int argc, char **argv, struct probe_config *c);
+
+/* Frees what probe_config_parse() or probe_config_check() allocated. */
 void probe_config_free(struct probe_config *c);
 
 /* The latest a probe can declare failure after the daemon stops
