@@ -114,9 +114,12 @@ static void test_hook_runs_while_a_call_waits_on_a_lock(void **state) {
                 assert_true(gap <= 3 * HOOK_INTERVAL_USEC);
         }
         assert_true(log.n >= 1);
-        /* ...and never more often than the interval. */
+        /* ...and never more often than the interval. The hook reads the
+         * clock after the store read it to decide the call was due; under
+         * valgrind the two readings can lie a few ms apart, differently
+         * for each call (measured: 49 ms between two calls 50 ms apart). */
         assert_true(log.n <= took / HOOK_INTERVAL_USEC + 1);
-        assert_true(least >= HOOK_INTERVAL_USEC);
+        assert_true(least + (RUNNING_ON_VALGRIND ? 10 * MSEC : 0) >= HOOK_INTERVAL_USEC);
 
         /* Removed: a call that waits as long runs no hook. */
         assert_int_equal(store_set_wait_hook(s, NULL), 0);
