@@ -48,20 +48,26 @@ class Lifetime:
     def closed(self):
         return self._closed
 
-    def __enter__(self):
-        # Every call counts, even on a closed object (it gets ffi.NULL):
-        # then every exit decrements, and the last one out frees.
+    def hold(self):
+        """Counts one user and returns the pointer (ffi.NULL once closed).
+        Every hold counts, even on a closed object: then every release
+        decrements, and the last one out frees."""
         with self._lock:
             self._users += 1
             return ffi.NULL if self._closed else self._pointer
 
-    def __exit__(self, *exc):
+    def release(self, *exc):
+        """Undoes one hold(); frees the object if it is the last one out
+        of a closed object. (As __exit__, it lets exceptions through.)"""
         with self._lock:
             self._users -= 1
             pointer = self._take_if_done_locked()
         if pointer is not None:
             self._free(pointer)
         return False
+
+    __enter__ = hold
+    __exit__ = release
 
     def close(self, while_in_use=None):
         """Closes: frees now when no call is in flight, else leaves that

@@ -6,7 +6,6 @@ import errno
 import threading
 
 from ._errors import SdliveError, check, usec
-from ._lifetime import Lifetime
 from ._loaded import ffi, lib
 from .supervisor import _CLOSED
 
@@ -36,21 +35,14 @@ class Peer:
         # its Supervisor (a reference) and the handle (a counted use) alive
         # until it is freed.
         self._sup = supervisor
-        handle_life = supervisor._use()
-        h = handle_life.__enter__()
-        try:
-            if h == ffi.NULL:
-                raise SdliveError(errno.EBADF, "sdlive: the Supervisor is closed")
+
+        def create(h):
             ret = ffi.new("sdlive_peer **")
             check(lib.sdlive_peer_new(h, t, hb, ret), "sdlive_peer_new")
-        except BaseException:
-            handle_life.__exit__(None, None, None)
-            raise
-
-        def free(p):
-            lib.sdlive_peer_free(p)
-            handle_life.__exit__(None, None, None)
-        self._life = Lifetime(ret[0], free)
+            return ret[0]
+        self._life = supervisor._child(
+            create, lib.sdlive_peer_free,
+            lambda: SdliveError(errno.EBADF, "sdlive: the Supervisor is closed"))
         supervisor._peers.add(self)
 
     def close(self):

@@ -6,7 +6,6 @@ import inspect
 import threading
 
 from ._errors import check, cstring, seconds, usec
-from ._lifetime import Lifetime
 from ._loaded import ffi, lib
 from .supervisor import _CLOSED
 
@@ -85,22 +84,14 @@ class Progress:
                 raise RuntimeError("sdlive.progress(%r): no Supervisor is open; enter one "
                                    "(with sdlive.Supervisor() as sup) or use sup.progress()"
                                    % self.name)
-        handle_life = self._sup._use()
-        h = handle_life.__enter__()
-        try:
-            if h == ffi.NULL:
-                raise RuntimeError("sdlive.progress(%r): its Supervisor is closed" % self.name)
+        def create(h):
             ret = ffi.new("sdlive_progress **")
             check(lib.sdlive_progress_register(h, self._name_c, self._max_usec, ret),
                   "sdlive_progress_register")
-        except BaseException:
-            handle_life.__exit__(None, None, None)
-            raise
-
-        def free(p):
-            lib.sdlive_progress_unregister(p)
-            handle_life.__exit__(None, None, None)
-        self._life = Lifetime(ret[0], free)
+            return ret[0]
+        self._life = self._sup._child(
+            create, lib.sdlive_progress_unregister,
+            lambda: RuntimeError("sdlive.progress(%r): its Supervisor is closed" % self.name))
         self._sup._progress.add(self)
 
     def unregister(self):

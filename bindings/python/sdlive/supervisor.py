@@ -182,10 +182,25 @@ class Supervisor:
         with self._life as h:
             return function(h, *args)
 
-    def _use(self):
-        """The handle's Lifetime, for `with sup._use() as h:` (progress
-        loops and peers count themselves as users through it)."""
-        return self._life
+    def _child(self, create, destroy, closed):
+        """The Lifetime of a C object made from the handle (a peer, a
+        progress loop): create(handle) makes it, destroy(pointer) frees
+        it. It holds the handle, as a user, until it is freed; closed() is
+        the exception raised when the handle already is."""
+        h = self._life.hold()
+        try:
+            if h == ffi.NULL:
+                raise closed()
+            pointer = create(h)
+        except BaseException:
+            self._life.release()
+            raise
+        handle_life = self._life
+
+        def free(p):
+            destroy(p)
+            handle_life.release()
+        return Lifetime(pointer, free)
 
     @property
     def owned(self):
