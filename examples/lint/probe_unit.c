@@ -53,8 +53,8 @@ static _Noreturn void check_in_child(char *const *argv, int argc, int fd) {
         program_invocation_short_name = (char *) "sdlive-probe";
         optind = 0; /* getopt() starts afresh: the linter's own options were parsed with it */
         probe_config_check(argc, copy, &c);
-        dprintf(fd, "ok %" PRIu64 " %" PRIu64 " %zu\n", probe_config_detection_bound(&c),
-                c.startup_grace_usec, c.n_probes);
+        dprintf(fd, "ok %" PRIu64 " %" PRIu64 " %u\n", probe_config_detection_bound(&c),
+                c.startup_grace_usec, (unsigned) c.n_probes);
         _exit(0);
 }
 #endif
