@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Line and branch coverage of src/ and of each part of examples/ (the coverage
+# Line and branch coverage of src/ and of each part of examples/ and tools/ (the coverage
 # stage of scripts/test.sh; docs/quality.md shows its table).
 # Usage: scripts/coverage.sh BUILD_DIR [MIN_LINES MIN_BRANCHES]
 #   BUILD_DIR  built with --coverage -fprofile-update=atomic, its tests run;
-#   prints a table, one row per part (src, examples/NAME), and exits 1 when
+#   prints a table, one row per part (src, examples/NAME, tools/NAME), and exits 1 when
 #   src/ is below MIN_LINES % of its lines or MIN_BRANCHES % of its branches
 #   (default 98 and 92).
 set -uo pipefail
@@ -14,19 +14,19 @@ summary=$build/coverage.json
 
 gcovr --version | head -1
 gcovr -r "$root" --object-directory "$build" -j"$(nproc)" \
-  --filter "$root/src/" --filter "$root/examples/" \
+  --filter "$root/src/" --filter "$root/examples/" --filter "$root/tools/" \
   --json-summary "$summary" "$build" >/dev/null 2>"$build/gcovr.err" ||
   { cat "$build/gcovr.err" >&2; exit 1; }
 
-# One row per part: the files of src/, of examples/lib/NAME/ or of
-# examples/NAME/, summed.
+# One row per part: the files of src/, of examples/lib/NAME/, of
+# examples/NAME/ or of tools/NAME/, summed.
 perl -MJSON::PP -e '
   my ($file, $min_l, $min_b) = @ARGV;
   open my $fh, "<", $file or die "$file: $!\n";
   my $d = decode_json(do { local $/; <$fh> });
   my %p;
   for my $f (@{$d->{files}}) {
-    my ($part) = $f->{filename} =~ m{^(src|examples/lib/[^/]+|examples/[^/]+)/} or next;
+    my ($part) = $f->{filename} =~ m{^(src|examples/lib/[^/]+|examples/[^/]+|tools/[^/]+)/} or next;
     $p{$part}{$_} += $f->{$_} for qw(line_total line_covered branch_total branch_covered);
   }
   my $pct = sub { $_[1] ? sprintf("%.1f", 100 * $_[0] / $_[1]) : "-" };

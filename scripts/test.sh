@@ -15,7 +15,7 @@
 # Stages run only when named (CI names every one of them, .ci/run):
 #   fuzz     every libFuzzer target (clang) within one time budget (about
 #            3 minutes);
-#   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/ and examples/
+#   analysis cppcheck, gcc -fanalyzer and clang-tidy over src/, examples/ and tools/
 #            (scripts/analysis.sh; clang-tidy's check set is .clang-tidy;
 #            about 1.5 minutes);
 #   memcheck valgrind's memcheck over the default build: the unit and store
@@ -39,7 +39,7 @@
 #                 (about 21 minutes);
 #   coverage      a --coverage build runs every test but the end-to-end
 #                 suite and the benchmarks; line and branch coverage of src/
-#                 and each examples/ part (scripts/coverage.sh); fails below
+#                 and each examples/ and tools/ part (scripts/coverage.sh); fails below
 #                 98% of src/'s lines or 92% of its branches (about 6
 #                 minutes: a build of its own and the store and job tests).
 # Wall time measured on 2 cores in the last rehearsal of .ci/run (each
@@ -187,7 +187,7 @@ stage_fuzz() {
 
 stage_analysis() {
   local build=$root/build/test-analysis
-  # Configured only: its compile_commands.json lists src/ and examples/.
+  # Configured only: its compile_commands.json lists src/, examples/ and tools/.
   cmake -S "$root" -B "$build" -DSDLIVE_WERROR=ON -DBUILD_TESTING=OFF >/dev/null ||
     { echo "sdlive: configuring $build failed" >&2; return 1; }
   run_check cppcheck "$root/scripts/analysis.sh" "$build" cppcheck

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The rules of the examples/ tier, checked on what the compiler really reads.
+"""The rules of the examples/ and tools/ tiers, checked on what the compiler
+really reads.
 
-Every translation unit under examples/ is preprocessed with its own flags
+Every translation unit under examples/ and tools/ is preprocessed with its own flags
 from the build's compile_commands.json (gcc/clang -MM: the headers it
 includes, system headers left out), and each header it reaches is held
 against the rules:
@@ -14,6 +15,9 @@ against the rules:
   * each part reaches only the parts it is declared to depend on (PARTS
     below): store, frame and tls never reach into common, and use no
     libsdlive; a daemon never reaches into another daemon;
+  * a tool (tools/<name>) may use what a daemon may; it reaches no daemon,
+    and another tool only through the headers TOOL_USES names (sdlive-lint
+    reads a unit's sdlive-probe options with sdlive-probe's own parser);
   * a part's public header includes only public headers;
   * where ONLY_HEADERS narrows it, a part uses only the headers named there
     of another part (the store: frame's token size, not the codec).
@@ -53,18 +57,24 @@ DAEMON_MAY_REACH = set(PARTS) | {"sdlive"}
 ONLY_HEADERS = {
     ("store", "frame"): {"frame_token.h"},
 }
+# Which headers of another tool a tool may include.
+TOOL_USES = {
+    ("lint", "probe"): {"config.h"},
+}
 
 
 def part_of(top, path):
     """('lib', name) for examples/lib/<name>/..., ('daemon', name) for
-    examples/<name>/..., ('sdlive', None) for include/, ('src', None) for
-    src/, None for anything else."""
+    examples/<name>/..., ('tool', name) for tools/<name>/..., ('sdlive',
+    None) for include/, ('src', None) for src/, None for anything else."""
     rel = os.path.relpath(os.path.realpath(path), top)
     bits = rel.split(os.sep)
     if bits[0] == "include":
         return ("sdlive", None)
     if bits[0] == "src":
         return ("src", None)
+    if bits[0] == "tools" and len(bits) >= 3:
+        return ("tool", bits[1])
     if bits[0] != "examples" or len(bits) < 3:
         return None
     if bits[1] == "lib" and len(bits) >= 4:
@@ -122,6 +132,10 @@ def violations(top, source, headers):
                 found.append(f"{source}: part {name} may not use libsdlive ({rel})")
         elif okind == "daemon":
             found.append(f"{source}: reaches into another daemon: {rel}")
+        elif okind == "tool":
+            uses = TOOL_USES.get((name, oname), set()) if kind == "tool" else set()
+            if os.path.basename(h) not in uses:
+                found.append(f"{source}: reaches into tool {oname}: {rel}")
         elif not is_public(top, h):
             found.append(f"{source}: reaches a private header of part {oname}: {rel}")
         elif oname not in allowed:
@@ -170,6 +184,20 @@ def self_test(top, entries):
         problems.append(f"self-test: the codec probe did not preprocess: {e.stderr.strip()}")
     finally:
         os.unlink(codec)
+    lint = next((e for e in entries if part_of(top, e["file"]) == ("tool", "lint")), None)
+    if lint is None:
+        return problems + ["self-test: no translation unit of tools/lint in the build"]
+    other_tool = os.path.join(os.path.dirname(lint["file"]), ".tier-self-test-tool.c")
+    try:
+        with open(other_tool, "w") as f:
+            f.write('#include "../probe/loop.h"\nint tier_self_test;\n')
+        if not any("reaches into tool probe" in v
+                   for v in violations(top, other_tool, dependencies(lint, other_tool))):
+            problems.append("self-test: sdlive-lint including sdlive-probe's loop.h was not reported")
+    except subprocess.CalledProcessError as e:
+        problems.append(f"self-test: the tool probe did not preprocess: {e.stderr.strip()}")
+    finally:
+        os.unlink(other_tool)
     with tempfile.TemporaryDirectory() as tmp:
         by_path = os.path.join(os.path.dirname(worker["file"]), ".tier-self-test-path.c")
         try:
@@ -202,7 +230,7 @@ def main():
     top, build = os.path.realpath(sys.argv[1]), sys.argv[2]
     with open(os.path.join(build, "compile_commands.json")) as f:
         entries = [e for e in json.load(f)
-                   if part_of(top, e["file"]) and part_of(top, e["file"])[0] in ("lib", "daemon")]
+                   if part_of(top, e["file"]) and part_of(top, e["file"])[0] in ("lib", "daemon", "tool")]
     problems = self_test(top, entries)
     checked = 0
     for entry in entries:
@@ -216,7 +244,10 @@ def main():
     problems += public_header_rules(top)
     for p in problems:
         print(p)
-    print(f"examples/ tier: {checked} translation units checked, {len(problems)} violations")
+    tools = sum(1 for e in entries if part_of(top, e["file"])[0] == "tool")
+    if tools == 0:
+        problems.append("no translation unit of tools/ in the build")
+    print(f"examples/ and tools/ tiers: {checked} translation units checked ({tools} of tools/), {len(problems)} violations")
     if checked < 40:
         print("too few translation units: is compile_commands.json from a full build?")
         return 1
