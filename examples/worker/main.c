@@ -2,16 +2,14 @@
 /*
  * sdlive-worker: a periodic daemon. Its main loop waits for work while
  * petting (sdlive_wait_fd), hands each unit of work to the job-executor
- * thread and reports the results. Work comes from a timer, or with
- * --coordinator from the cluster's job coordinator (jobmode.c).
+ * thread (executor.c, a progress loop) and reports the results. Work comes
+ * from a timer (timer.c), or with --coordinator from the cluster's job
+ * coordinator (jobmode.c). This file holds the options and the set-up.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sdlive.h>
@@ -25,8 +23,8 @@
 #include "log.h"
 #include "monitor.h"
 #include "supervision.h"
+#include "timer.h"
 #include "tls.h"
-#include "monotonic.h"
 
 /* Ranges of the options (docs/daemons.md). */
 #define INTERVAL_MAX_USEC (UINT64_C(7) * 24 * 3600 * SDLIVE_USEC_PER_SEC)
@@ -192,88 +190,6 @@ static void parse_options(int argc, char **argv, worker_options *o) {
         check_transport(o);
 }
 
-typedef struct worker {
-        const worker_options *options;
-        sdlive *d;
-        executor *executor;
-        const fault_switch *wedge;
-        uint64_t next_id;
-        uint64_t done;
-        uint64_t skipped;
-        bool busy_reported;
-} worker;
-
-static void report_results(worker *w) {
-        char took[DURATION_FORMAT_MAX];
-        job_result last;
-        uint64_t finished = executor_collect(w->executor, &last);
-
-        if (finished == 0)
-                return;
-        w->done += finished;
-        duration_format(took, sizeof(took), last.duration_usec);
-        log_debug("job %llu done in %s: checksum %016llx", (unsigned long long) last.id, took,
-                  (unsigned long long) last.value);
-        sdlive_notify_status(w->d, "%llu jobs done, %llu skipped; last: job %llu checksum %016llx in %s",
-                             (unsigned long long) w->done, (unsigned long long) w->skipped,
-                             (unsigned long long) last.id, (unsigned long long) last.value, took);
-}
-
-/* Work is due: hand the next job to the executor, or skip it while the
- * executor is still busy with the previous one. */
-static void dispatch_job(worker *w) {
-        char busy[DURATION_FORMAT_MAX];
-        job j = { .id = w->next_id + 1, .seed = (uint64_t) time(NULL) ^ (w->next_id << 32) };
-
-        /* A result not yet collected keeps the executor busy: take it first. */
-        report_results(w);
-        if (executor_submit(w->executor, &j) == 0) {
-                w->next_id++;
-                w->busy_reported = false;
-                return;
-        }
-        w->skipped++;
-        duration_format(busy, sizeof(busy), executor_busy_usec(w->executor));
-        if (!w->busy_reported)
-                log_warning("executor busy for %s, skipping jobs until it is free", busy);
-        w->busy_reported = true;
-        /* While keepalives are withheld, STATUS= names the stalled loop: keep it. */
-        if (sdlive_progress_stalled(w->d, NULL, 0) <= 0)
-                sdlive_notify_status(w->d, "executor busy for %s; %llu jobs done, %llu skipped",
-                                     busy, (unsigned long long) w->done,
-                                     (unsigned long long) w->skipped);
-}
-
-/* The main loop: wait (petting) for the next job to be due or for a result,
- * then act on it. Returns the exit status. */
-static int run(worker *w) {
-        uint64_t next_due = monotonic_usec();
-
-        for (;;) {
-                fault_switch_check(w->wedge);
-                uint64_t now = monotonic_usec();
-                int r = sdlive_wait_fd(w->d, executor_result_fd(w->executor), POLLIN,
-                                       next_due > now ? next_due - now : 0);
-                if (r == SDLIVE_WAKE_STOP)
-                        return EXIT_SUCCESS;
-                if (r < 0) {
-                        log_error("waiting for work failed: %s", strerror(-r));
-                        return EXIT_FAILURE;
-                }
-                if (r == SDLIVE_WAKE_FD)
-                        report_results(w);
-                else {
-                        dispatch_job(w);
-                        next_due += w->options->interval_usec;
-                        now = monotonic_usec();
-                        if (next_due <= now) /* fell behind (suspend, long stall): no burst */
-                                next_due = now + w->options->interval_usec;
-                }
-                /* One iteration done: that is the progress the keepalive vouches for. */
-                sdlive_pet_watchdog(w->d);
-        }
-}
-
 int main(int argc, char **argv) {
         worker_options o = {
                 .interval_usec = 5 * SDLIVE_USEC_PER_SEC,
@@ -284,7 +200,8 @@ int main(int argc, char **argv) {
         char identity[64];
         SSL_CTX *tls_ctx = NULL;
         fault_switch wedge, hang;
-        worker w = { .options = &o, .wedge = &wedge };
+        sdlive *d = NULL;
+        executor *e = NULL;
         monitor *m = NULL;
         int status;
 
@@ -292,14 +209,14 @@ int main(int argc, char **argv) {
         fault_switch_init(&wedge, "worker main loop", o.wedge_file, "SDLIVE_WEDGE_FILE");
         fault_switch_init(&hang, "job executor", o.hang_executor_file, "SDLIVE_HANG_EXECUTOR_FILE");
 
-        if (supervision_start(&w.d, SDLIVE_HANDLE_SIGNALS |
+        if (supervision_start(&d, SDLIVE_HANDLE_SIGNALS |
                                     (o.trigger_on_stall ? SDLIVE_TRIGGER_ON_STALL : 0)) < 0)
                 return EXIT_FAILURE;
         if (o.tls.cert) {
                 char why[512];
                 if (tls_context_new(&o.tls, false, &tls_ctx, why, sizeof(why)) < 0) {
                         log_error("cannot load the TLS credentials: %s", why);
-                        sdlive_free(w.d);
+                        sdlive_free(d);
                         return EXIT_FAILURE;
                 }
                 o.jobs.link.tls = tls_ctx;
@@ -313,15 +230,15 @@ int main(int argc, char **argv) {
                 snprintf(identity, sizeof(identity), "%s-%d", host, (int) getpid());
                 o.jobs.link.identity = identity;
         }
-        if (executor_start(&w.executor, w.d, o.jobs.link.n_addresses ? job_run : job_checksum,
+        if (executor_start(&e, d, o.jobs.link.n_addresses ? job_run : job_checksum,
                            o.progress_check ? o.executor_max_silence_usec : 0, &hang) < 0) {
-                sdlive_free(w.d);
+                sdlive_free(d);
                 SSL_CTX_free(tls_ctx);
                 return EXIT_FAILURE;
         }
-        if (monitor_start(&m, w.d) < 0) {
-                executor_stop(w.executor, EXECUTOR_STOP_TIMEOUT_USEC);
-                sdlive_free(w.d);
+        if (monitor_start(&m, d) < 0) {
+                executor_stop(e, EXECUTOR_STOP_TIMEOUT_USEC);
+                sdlive_free(d);
                 SSL_CTX_free(tls_ctx);
                 return EXIT_FAILURE;
         }
@@ -336,22 +253,25 @@ int main(int argc, char **argv) {
                          interval, silence);
         else
                 log_info("one job every %s; executor NOT registered as a progress loop", interval);
-        sdlive_notify_status(w.d, "waiting for the first job");
-        sdlive_notify_ready(w.d);
+        sdlive_notify_status(d, "waiting for the first job");
+        sdlive_notify_ready(d);
 
-        status = o.jobs.link.n_addresses ? jobmode_run(w.d, w.executor, &wedge, &o.jobs) : run(&w);
+        if (o.jobs.link.n_addresses)
+                status = jobmode_run(d, e, &wedge, &o.jobs);
+        else
+                status = timer_run(d, e, &wedge, o.interval_usec);
 
-        if (sdlive_stopping(w.d) > 0) {
+        if (sdlive_stopping(d) > 0) {
                 log_info("stop requested, exiting");
-                sdlive_notify_stopping(w.d);
+                sdlive_notify_stopping(d);
         }
         m = monitor_stop(m);
-        if (executor_stop(w.executor, EXECUTOR_STOP_TIMEOUT_USEC) < 0) {
+        if (executor_stop(e, EXECUTOR_STOP_TIMEOUT_USEC) < 0) {
                 /* The hung thread may still hold the handle: leave both to exit(). */
                 log_warning("executor is hung in a job; exiting without waiting for it");
                 return status;
         }
-        sdlive_free(w.d);
+        sdlive_free(d);
         SSL_CTX_free(tls_ctx);
         return status;
 }
