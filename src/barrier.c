@@ -10,7 +10,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 SDLIVE_EXPORT int sdlive_notify_barrier(sdlive *d, uint64_t timeout_usec) {
         struct pollfd p = { .events = POLLIN };

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 uint64_t sdlive_clock_monotonic_usec(void) {
         struct timespec ts;

@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 /* Strict unsigned decimal: digits only, no sign, no blanks. */
 static int parse_u64(const char *s, uint64_t *ret) {

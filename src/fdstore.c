@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 bool sdlive_fdname_valid(const char *name) {
         size_t len = 0;

@@ -17,7 +17,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 /* The handle whose stop SIGTERM/SIGINT request (SDLIVE_HANDLE_SIGNALS). */
 static sdlive *_Atomic signal_owner;

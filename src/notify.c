@@ -23,7 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 int sdlive_notify_open(sdlive *d, const char *socket_env) {
         int r, fd;

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 struct sdlive_peer {
         const sdlive *owner;

@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 void sdlive_progress_init(sdlive *d) {
         (void) pthread_mutex_init(&d->progress_lock, NULL);

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 int sdlive_schedule_init(sdlive *d) {
         d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

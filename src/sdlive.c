@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)

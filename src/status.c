@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
 static size_t utf8_sequence_length(const unsigned char *s, size_t n) {

@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sdlive-internal.h"
+#include "sdlive_internal.h"
 
 static uint64_t derived_interval(uint64_t watchdog_usec) {
         return watchdog_usec / 6;

@@ -10,7 +10,7 @@
 
 /*
  * What the four event-loop adapters (libevent.c, libuv.c, glib.c,
- * sd-event.c) share and what is not about their loop: the command line, the
+ * sd_event.c) share and what is not about their loop: the command line, the
  * handle, the fault switches and the job a worker thread runs. Each adapter
  * does its own sdlive calls (READY=1, STATUS=, pets, STOPPING=1) where its
  * loop makes them, which is what they are there to show.

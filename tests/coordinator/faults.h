@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fault-run driver's shared parts (jobs-faults.c has the overview):
- * the processes, waits and logs (faults-proc.c) and the faults injected
- * (faults-inject.c).
+ * The fault-run driver's shared parts (jobs_faults.c has the overview):
+ * the processes, waits and logs (faults_proc.c) and the faults injected
+ * (faults_inject.c).
  */
 #ifndef SDLIVE_TEST_JOBS_FAULTS_H
 #define SDLIVE_TEST_JOBS_FAULTS_H
@@ -112,7 +112,7 @@ struct log_mark {
         const char *text;
 };
 
-/* faults-proc.c */
+/* faults_proc.c */
 extern uint64_t rng_state;
 void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void fail(struct run *r, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -154,7 +154,7 @@ int wait_leader(struct run *r, uint64_t *generation);
  * when it resumes. */
 bool jobs_in_flight(struct run *r, void *arg);
 
-/* faults-inject.c */
+/* faults_inject.c */
 /* SIGSTOP the leader until the standby leads, then SIGCONT it: a write it
  * makes must be rejected by the fence. A SQLite leader paused inside a
  * write transaction keeps the store's write lock and nobody can take over

@@ -213,11 +213,11 @@ def self_test(top, entries):
             os.unlink(by_path)
         bare = os.path.join(tmp, "bare.c")
         with open(bare, "w") as f:
-            f.write('#include "store-backend.h"\nint tier_self_test;\n')
+            f.write('#include "store_backend.h"\nint tier_self_test;\n')
         try:
             dependencies(worker, bare)
             problems.append("self-test: a daemon can name the store's private header "
-                            "store-backend.h: the private folder is on its include path")
+                            "store_backend.h: the private folder is on its include path")
         except subprocess.CalledProcessError:
             pass
     return problems

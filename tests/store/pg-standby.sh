@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A private PostgreSQL primary with one streaming standby, for the tests of
-# what the store requires of replication (test-store-standbys.c).
+# what the store requires of replication (test_store_standbys.c).
 #
 #   pg-standby.sh start STATE_DIR   a primary (pg-server.sh, in STATE_DIR/primary)
 #                                   and a base backup of it streaming as

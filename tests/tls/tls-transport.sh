@@ -189,7 +189,7 @@ echo "silent client cut off after $silent_ms ms (bound 6000 ms)"
 # places of their own budget, 16 per source address (never one of the 256
 # places of authenticated workers); the surplus is refused at once, the 16
 # are cut off at the handshake bound, and a worker is served all along
-# (tests/adversarial/tls-handshake-flood.c measures that under churn).
+# (tests/adversarial/tls_handshake_flood.c measures that under churn).
 read -r opened over open_ms < <(python3 -c '
 import socket, sys, time
 t0 = time.monotonic()

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Every function of the version script is called in the NULL test
-# (test_null_everywhere in test-lifecycle.c), so a new function cannot
+# (test_null_everywhere in test_lifecycle.c), so a new function cannot
 # escape the header's NULL rule unnoticed.
-#   check-null-coverage.sh <libsdlive.sym> <test-lifecycle.c>
+#   check-null-coverage.sh <libsdlive.sym> <test_lifecycle.c>
 set -eu
 
 script=$1 test=$2

@@ -14,7 +14,7 @@
  * The handshake itself is here too: the one thing a peer gets before it is
  * trusted.
  */
-#include "coordinator-internal.h"
+#include "coordinator_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>

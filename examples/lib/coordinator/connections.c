@@ -4,7 +4,7 @@
  * threads that returned joined, and at the stop every connection joined.
  * (The writer wakes the loops itself, through each one's kick_fd: it
  * calls nothing here.) */
-#include "coordinator-internal.h"
+#include "coordinator_internal.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Coordinator lifecycle: start (requeue, resume), stop. */
-#include "coordinator-internal.h"
+#include "coordinator_internal.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The coordinator's listeners: a unix socket with peer credential checks,
  * optionally TCP, and the thread that accepts on them. */
-#include "coordinator-internal.h"
+#include "coordinator_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "coordinator-internal.h"
+#include "coordinator_internal.h"
 #include "frame.h"
 #include "frame_reader.h"
 #include "stream.h"

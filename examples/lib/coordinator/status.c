@@ -4,7 +4,7 @@
  * stall of its store work, and the rate-limited log of the connections it
  * refused. Calls nothing else of the coordinator: the other files all
  * depend on it. */
-#include "coordinator-internal.h"
+#include "coordinator_internal.h"
 
 #include <errno.h>
 #include <pthread.h>

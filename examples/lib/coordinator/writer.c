@@ -17,7 +17,7 @@
  * with a lock timeout cut to the time left: the stop never waits on the
  * store for longer than cfg.caller_wait_usec and one call begun before it.
  */
-#include "coordinator-internal.h"
+#include "coordinator_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>

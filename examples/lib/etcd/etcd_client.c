@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The client: its endpoints, its one curl handle, and the request that
  * fails over from one endpoint to the next within the caller's budget. */
-#include "etcd-internal.h"
+#include "etcd_internal.h"
 #include "monotonic.h"
 
 #include <errno.h>

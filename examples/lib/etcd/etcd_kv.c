@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The leader key: acquire (put if absent), release (delete if ours), read.
  * Each is one etcd transaction or range, so each is atomic in etcd. */
-#include "etcd-internal.h"
+#include "etcd_internal.h"
 #include "monotonic.h"
 
 #include <errno.h>

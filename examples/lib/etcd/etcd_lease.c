@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* etcd leases: grant, keep-alive, revoke, and how long a holder may act. */
-#include "etcd-internal.h"
+#include "etcd_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -2,7 +2,7 @@
 /* The answer parser: etcd's JSON gateway answers into the part's structs.
  * Every field is checked for its type and range; whatever is not what etcd
  * sends is -EBADMSG, never a crash and never a guess. */
-#include "etcd-internal.h"
+#include "etcd_internal.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -2,7 +2,7 @@
 /* What the requests are made of: checked keys and values, base64 (etcd's
  * JSON carries bytes as base64; OpenSSL's codec, made strict here), and
  * proto3 JSON's int64 as a decimal string. */
-#include "etcd-internal.h"
+#include "etcd_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,7 +6,7 @@
  * bytes taken from the connection and the messages parsed per second.
  * Past either, the transfer is paused (TCP then holds the sender back)
  * and the step sleeps until the bucket refills. */
-#include "etcd-internal.h"
+#include "etcd_internal.h"
 #include "monotonic.h"
 
 #include <errno.h>

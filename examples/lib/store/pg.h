@@ -7,7 +7,7 @@
  * announcements (pg_listen.c), the pipelined job batch (pg_batch.c), the
  * pipelined inventory writes (pg_inventory.c) and the SQL (pg_sql.c). */
 
-#include "store-backend.h"
+#include "store_backend.h"
 
 #include <libpq-fe.h>
 

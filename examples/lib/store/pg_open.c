@@ -6,7 +6,7 @@
  * The backend's properties are in docs/store.md. */
 
 #include "pg.h"
-#include "store-open.h"
+#include "store_open.h"
 
 #include <errno.h>
 #include <stdio.h>

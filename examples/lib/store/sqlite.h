@@ -6,7 +6,7 @@
  * (sqlite_driver.c), opening and identity (sqlite_open.c), release
  * announcements (sqlite_listen.c) and the SQL (sqlite_sql.c). */
 
-#include "store-backend.h"
+#include "store_backend.h"
 
 #include <sqlite3.h>
 #include <time.h>

@@ -5,7 +5,7 @@
  * handle is bound to. The backend's properties are in docs/store.md. */
 
 #include "sqlite.h"
-#include "store-open.h"
+#include "store_open.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* What the entry points and the backends share: error classes and
  * messages, the store's schema version and identity, and the argument
- * checks of the entry points (store-check.h). Opening a handle and the
+ * checks of the entry points (store_check.h). Opening a handle and the
  * calls that reach it are store_open.c's. */
 
-#include "store-check.h"
+#include "store_check.h"
 
 #include <errno.h>
 #include <stdio.h>

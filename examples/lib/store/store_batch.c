@@ -6,7 +6,7 @@
  * pipeline) takes it from there, the others run it here, statement by
  * statement. */
 
-#include "store-check.h"
+#include "store_check.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * store has seen for the lease), and each committed write leaves a
  * write-log row. */
 
-#include "store-backend.h"
+#include "store_backend.h"
 
 #include <errno.h>
 #include <stdatomic.h>

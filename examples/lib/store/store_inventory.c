@@ -4,7 +4,7 @@
  * list of them per transaction, the one-item calls a list of one), plus
  * the nodes' own check-ins and a seed for demonstrations and tests. */
 
-#include "store-check.h"
+#include "store_check.h"
 
 #include <errno.h>
 #include <stdio.h>

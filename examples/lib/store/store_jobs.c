@@ -5,7 +5,7 @@
  * is shared with the batched path, store_batch.c), and the reads a
  * coordinator resumes from. */
 
-#include "store-check.h"
+#include "store_check.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * refresh, release and its announcement, reads, and the write log's
  * overlap summary. The SQL of each backend decides whose clock counts. */
 
-#include "store-check.h"
+#include "store_check.h"
 
 #include <errno.h>
 

@@ -4,8 +4,8 @@
  * last message, backend, identity, reconnecting, the lock timeout and
  * the wait hook. */
 
-#include "store-check.h"
-#include "store-open.h"
+#include "store_check.h"
+#include "store_open.h"
 #include "store_url.h"
 
 #include <errno.h>

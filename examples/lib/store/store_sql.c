@@ -3,7 +3,7 @@
  * rows are read one by one, statements run to the end, and lists read
  * into the caller's array. */
 
-#include "store-check.h"
+#include "store_check.h"
 
 #include <string.h>
 
