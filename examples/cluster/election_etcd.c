@@ -1,5 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-#include "election_etcd.h"
+/*
+ * The standby's attempt and wait when the lease lives in etcd
+ * (election_backend.h; the loop calls these instead of the store's):
+ *
+ *   attempt  read the leader key (linearizable); held by another: note its
+ *            revision and wait; absent: grant a lease of the TTL and put
+ *            the key with it only if it does not exist (etcd_acquire).
+ *            Taken: the key's create_revision is the fencing token, the
+ *            first deadline for acting comes from the grant's answer.
+ *            Lost the race: the unused lease is revoked.
+ *   wait     watch the key from the read's revision + 1, petting, and
+ *            return at once when it is deleted (released, expired,
+ *            revoked); a watch that fails or ends is dropped and the poll
+ *            (the next attempt) is the fallback, as with the store.
+ *
+ * Every etcd call is bounded by e->etcd_budget_usec, and an attempt's
+ * calls together by a few of them; before each call the attempt pets the
+ * watchdog and beats the election's progress, so a slow etcd never keeps
+ * the loop from its keepalives longer than one call. etcd unreachable, or
+ * without a quorum, is "store unavailable" to the loop (backoff), never a
+ * lease held by another; the log says the failed call's own error.
+ *
+ * A term is taken only while the grant's deadline for acting
+ * (etcd_lease_deadline_ms() with the TTL asked, never more) is at least
+ * the margin (at most one call) away when the acquire's answer arrives;
+ * otherwise the key is given back (the lease revoked) and the next
+ * attempt waits one lease time, doubling, as after a term that could not
+ * run.
+ */
+#include "election_backend.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -33,19 +62,9 @@ static uint64_t min_u64(uint64_t a, uint64_t b) {
         return a < b ? a : b;
 }
 
-void etcd_standby_end(struct etcd_standby *s) {
+static void etcd_standby_end(struct election_standby *s) {
         s->watch = etcd_watch_close(s->watch);
         s->watch_from = 0;
-}
-
-/* Backoff for an unreachable etcd: as the store's, half a poll doubling up
- * to two polls (election_max_pause()). */
-static uint64_t backoff(uint64_t poll_usec, unsigned failures) {
-        uint64_t delay = poll_usec / 2;
-
-        while (failures-- > 1 && delay < election_max_pause(poll_usec))
-                delay *= 2;
-        return delay < election_max_pause(poll_usec) ? delay : election_max_pause(poll_usec);
 }
 
 /* After a term refused for want of time to act: as after a term that could
@@ -61,12 +80,12 @@ static uint64_t refused_backoff(const struct election *e, unsigned refused) {
 
 /* reason: what failed (etcd_errmsg() of the call that failed, kept before
  * any later call of the attempt could overwrite it). */
-static int unavailable(const struct election *e, struct etcd_standby *s, const char *reason, unsigned *failures,
+static int unavailable(const struct election *e, struct election_standby *s, const char *reason, unsigned *failures,
                        char *last_holder, uint64_t *pause) {
         char wait_text[DURATION_FORMAT_MAX];
 
         etcd_standby_end(s);
-        *pause = backoff(e->poll_usec, ++*failures);
+        *pause = election_backoff(e->poll_usec, ++*failures);
         duration_format(wait_text, sizeof(wait_text), *pause);
         if (*failures == 1)
                 log_warning("etcd unavailable (%s); retrying with backoff", reason);
@@ -77,7 +96,7 @@ static int unavailable(const struct election *e, struct etcd_standby *s, const c
 
 /* Held by another: say so once per holder, watch it from the revision the
  * answer was made at (a new holder: a new watch). */
-static void standby(const struct election *e, struct etcd_standby *s, const struct etcd_holder *h,
+static void standby(const struct election *e, struct election_standby *s, const struct etcd_holder *h,
                     char *last_holder, uint64_t *pause) {
         char poll_text[DURATION_FORMAT_MAX];
 
@@ -114,7 +133,7 @@ static uint64_t next_call(const struct election *e, uint64_t attempt_until) {
 
 /* A term refused because the grant's deadline for acting leaves less than
  * the least a term needs (or has passed): said with what etcd answered. */
-static void refuse_term(const struct election *e, struct etcd_standby *s, const struct etcd_lease *lease,
+static void refuse_term(const struct election *e, struct election_standby *s, const struct etcd_lease *lease,
                         int64_t ttl_asked, int64_t left_ms, uint64_t *pause) {
         char wait_text[DURATION_FORMAT_MAX];
 
@@ -148,8 +167,9 @@ static int read_holder(const struct election *e, uint64_t attempt_until, struct 
         return r;
 }
 
-int etcd_attempt(const struct election *e, struct etcd_standby *s, struct election_result *ret,
-                 unsigned *failures, char *last_holder, uint64_t *pause) {
+static int etcd_attempt(const struct election *e, struct election_standby *s, struct election_result *ret,
+                        unsigned *failures, uint64_t *pause) {
+        char *last_holder = s->last_holder;
         int64_t ttl_sec = cluster_etcd_ttl_sec(e->ttl_usec), deadline_ms, left_ms;
         uint64_t started = monotonic_usec(), attempt_until = started + ATTEMPT_CALLS * e->etcd_budget_usec;
         /* A term needs this much time to act at least: the holder's
@@ -232,7 +252,7 @@ int etcd_attempt(const struct election *e, struct etcd_standby *s, struct electi
         return 0;
 }
 
-int etcd_wait_for_release(const struct election *e, struct etcd_standby *s, uint64_t usec) {
+static int etcd_wait_for_release(const struct election *e, struct election_standby *s, uint64_t usec) {
         uint64_t entered = monotonic_usec(), until = entered + usec;
         int r;
 
@@ -279,3 +299,9 @@ int etcd_wait_for_release(const struct election *e, struct etcd_standby *s, uint
                 }
         }
 }
+
+const struct election_backend election_etcd_backend = {
+        .attempt = etcd_attempt,
+        .wait_for_release = etcd_wait_for_release,
+        .end = etcd_standby_end,
+};

@@ -27,7 +27,7 @@
 #include "cluster_test_util.h"
 #include "cluster_etcd.h"
 #include "election.h"
-#include "election_etcd.h"
+#include "election_backend.h"
 #include "harness.h"
 #include "lease.h"
 
@@ -310,13 +310,12 @@ static void quorum_lost_holder_stops_before_its_ttl(void **state) {
         f->e.poll_usec = 300 * MS;
         etcd_client_close(f->election_client);
         f->election_client = NULL;
-        struct etcd_standby s = { 0 };
+        struct election_standby s = { 0 };
         unsigned failures = 0;
-        char last[STORE_NAME_MAX + 1] = "";
         uint64_t pause;
-        assert_int_equal(etcd_attempt(&f->e, &s, &other, &failures, last, &pause), 0);
+        assert_int_equal(election_etcd_backend.attempt(&f->e, &s, &other, &failures, &pause), 0);
         assert_int_equal(failures, 1);
-        etcd_standby_end(&s);
+        election_etcd_backend.end(&s);
         /* The stopped holder's release cannot reach etcd either. */
         f->h = lease_holder_stop(f->h, true);
         etcd_cluster("heal", -1);
@@ -327,7 +326,7 @@ static void quorum_lost_holder_stops_before_its_ttl(void **state) {
         f->e.holder = "a";
         f->e.etcd_own_token = &own;
         failures = 0;
-        assert_int_equal(etcd_attempt(&f->e, &s, &other, &failures, last, &pause), 1);
+        assert_int_equal(election_etcd_backend.attempt(&f->e, &s, &other, &failures, &pause), 1);
         assert_true(other.generation > own);
         assert_string_equal(read_key(f).value, "a");
         etcd_lease_revoke(f->client, other.etcd_lease, BUDGET);

@@ -6,7 +6,7 @@
  * refused and backed off without touching the result; a keep-alive
  * answered with etcd's largest TTL gives no deadline past the TTL asked. */
 #include "election.h"
-#include "election_etcd.h"
+#include "election_backend.h"
 #include "etcd_lease.h"
 #include "fake_etcd.h"
 #include "harness.h"
@@ -40,7 +40,7 @@ struct attempt_fixture {
         sdlive *d;
         struct etcd_client *client;
         struct election e;
-        struct etcd_standby s;
+        struct election_standby s;
 };
 
 static void attempt_setup(struct attempt_fixture *x, const struct fake_route *routes, uint64_t ttl_usec) {
@@ -64,7 +64,7 @@ static void attempt_setup(struct attempt_fixture *x, const struct fake_route *ro
 }
 
 static void attempt_teardown(struct attempt_fixture *x) {
-        etcd_standby_end(&x->s);
+        election_etcd_backend.end(&x->s);
         etcd_client_close(x->client);
         fake_stop(&x->f);
         sdlive_free(x->d);
@@ -79,14 +79,13 @@ static void test_won_attempt_fills_the_result(void **state) {
         };
         struct attempt_fixture x = {0};
         struct election_result won;
-        char last_holder[STORE_NAME_MAX + 1] = "";
         unsigned failures = 0;
         uint64_t pause = 0, before, after;
 
         attempt_setup(&x, routes, 5 * SEC);
         PATTERN(won);
         before = monotonic_usec();
-        assert_int_equal(etcd_attempt(&x.e, &x.s, &won, &failures, last_holder, &pause), 1);
+        assert_int_equal(election_etcd_backend.attempt(&x.e, &x.s, &won, &failures, &pause), 1);
         after = monotonic_usec();
         assert_int_equal(won.generation, 5);
         assert_true(won.acquired_at_usec >= before && won.acquired_at_usec <= after);
@@ -111,21 +110,20 @@ static void test_grant_without_time_refused(void **state) {
         };
         struct attempt_fixture x = {0};
         struct election_result won, untouched;
-        char last_holder[STORE_NAME_MAX + 1] = "";
         unsigned failures = 0;
         uint64_t pause = 0;
 
         attempt_setup(&x, routes, 16 * SEC);
         PATTERN(won);
         PATTERN(untouched);
-        assert_int_equal(etcd_attempt(&x.e, &x.s, &won, &failures, last_holder, &pause), 0);
+        assert_int_equal(election_etcd_backend.attempt(&x.e, &x.s, &won, &failures, &pause), 0);
         assert_memory_equal(&won, &untouched, sizeof(won));
         assert_int_equal(x.f.requests, 3); /* range, grant, revoke */
         assert_int_equal(x.s.refused, 1);
         assert_int_equal(failures, 0);
         assert_true(pause == 16 * SEC);
         /* Refused again: the pause doubles. */
-        assert_int_equal(etcd_attempt(&x.e, &x.s, &won, &failures, last_holder, &pause), 0);
+        assert_int_equal(election_etcd_backend.attempt(&x.e, &x.s, &won, &failures, &pause), 0);
         assert_true(pause == 32 * SEC);
         attempt_teardown(&x);
 }
