@@ -88,6 +88,8 @@ def pytest_configure(config):
     library = os.environ.get("SDLIVE_LIBRARY")
     if not library or not has_fake_clock(library):
         pytest.exit(NEEDS_LIBRARY, returncode=pytest.ExitCode.USAGE_ERROR)
+    if os.sep in library:  # a path: the same file for tests that change directory
+        os.environ["SDLIVE_LIBRARY"] = library = os.path.abspath(library)
     for key, value in read_build_env(library).items():
         os.environ.setdefault(key, value)
     # The package under test: here and in the interpreters tests start.
