@@ -15,16 +15,20 @@ Python daemons, over libsdlive.so.0 (its stable ABI, loaded with cffi).
 Importing raises sdlive.LibraryError (an ImportError) when libsdlive.so.0
 is missing (set SDLIVE_LIBRARY to its path) or older than this binding.
 Failed calls raise SdliveError, an OSError carrying the errno.
+
+The package is typed (PEP 561, py.typed); its version is sdlive/_version.py.
 """
 
+from __future__ import annotations
+
+# "as": re-exported (the name is not in __all__).
+from ._version import __version__ as __version__
 from ._lib import LibraryError, MIN_VERSION
 from ._loaded import library_version
 from ._errors import SdliveError
 from .supervisor import NotifyAccess, Supervisor, Wake
 from .progress import Progress, progress
 from .peer import Peer
-
-__version__ = "0.2.0"
 
 __all__ = [
     "LibraryError", "MIN_VERSION", "NotifyAccess", "Peer", "Progress", "SdliveError",

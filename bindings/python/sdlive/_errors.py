@@ -2,10 +2,19 @@
 """The exception of failed calls, and the conversions of Python values to
 the library's microseconds."""
 
+from __future__ import annotations
+
 import math
 import os
+from typing import Literal, Optional, Union, overload
 
 from ._lib import UINT64_MAX
+
+# A duration in seconds as the calls take it; None (or +inf) where a call
+# reads it as "no limit".
+Seconds = Union[int, float]
+# Text for a C string.
+Text = Union[str, bytes, bytearray]
 
 
 class SdliveError(OSError):
@@ -13,22 +22,22 @@ class SdliveError(OSError):
     message names the call. "Nothing was sent" is not an error: it is a
     False (or 0) return value."""
 
-    def __init__(self, errno_value, call):
+    def __init__(self, errno_value: int, call: str) -> None:
         super().__init__(errno_value, os.strerror(errno_value))
         self.call = call
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "%s: %s" % (self.call, os.strerror(self.errno))
 
 
-def check(r, call):
+def check(r: int, call: str) -> int:
     """r when >= 0; raises SdliveError(-r) otherwise."""
     if r < 0:
         raise SdliveError(-r, call)
     return r
 
 
-def usec(seconds, what, forever=True):
+def usec(seconds: Optional[Seconds], what: str, forever: bool = True) -> int:
     """Microseconds (rounded up, so a wait is never cut short) from seconds,
     an int or float >= 0. None or +inf mean "no limit" (UINT64_MAX) when
     forever is true. A value beyond the 64-bit range also means no limit."""
@@ -54,12 +63,18 @@ def usec(seconds, what, forever=True):
     return int(value)
 
 
-def seconds(value_usec):
+def seconds(value_usec: int) -> float:
     """Seconds (float) from microseconds."""
     return value_usec / 1e6
 
 
-def cstring(text, what, allow_none=False):
+@overload
+def cstring(text: Text, what: str, allow_none: Literal[False] = False) -> bytes: ...
+@overload
+def cstring(text: Optional[Text], what: str, allow_none: Literal[True]) -> Optional[bytes]: ...
+
+
+def cstring(text: Optional[Text], what: str, allow_none: bool = False) -> Optional[bytes]:
     """UTF-8 bytes of text (str or bytes) for a C string; embedded NUL bytes
     cannot reach C and are refused."""
     if text is None:

@@ -7,13 +7,21 @@ version (sdlive_version()) must be at least MIN_VERSION with the same major
 number, since the declarations below are those of that API version.
 """
 
+from __future__ import annotations
+
 import os
+from typing import Any, Optional, Tuple
 
 import cffi
 
+# cffi ships no type stubs (Debian has none either): its FFI object, the
+# loaded library and every cdata value (pointers, buffers) are typed Any,
+# under this one name, and nowhere else in the package.
+CData = Any
+
 SONAME = "libsdlive.so.0"
-# The API these declarations describe (include/sdlive.h 0.2.0).
-MIN_VERSION = (0, 2, 0)
+# The API these declarations describe: include/sdlive.h of that version.
+MIN_VERSION: Tuple[int, int, int] = (0, 2, 0)
 
 CDEF = """
 const char *sdlive_version(void);
@@ -98,15 +106,15 @@ class LibraryError(ImportError):
     speaks to. The message says which library was tried and why."""
 
 
-def parse_version(text):
+def parse_version(text: str) -> Optional[Tuple[int, int, int]]:
     """(major, minor, patch) from "MAJOR.MINOR.PATCH", or None."""
     parts = text.split(".")
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
         return None
-    return tuple(int(p) for p in parts)
+    return int(parts[0]), int(parts[1]), int(parts[2])
 
 
-def load(path=None):
+def load(path: Optional[str] = None) -> Tuple[CData, CData, str]:
     """Loads the library and checks its version. path: a file to load
     instead of SDLIVE_LIBRARY or the SONAME. Returns (ffi, lib, version)."""
     ffi = cffi.FFI()
@@ -137,7 +145,7 @@ def load(path=None):
     return ffi, lib, raw
 
 
-def bind_all(lib):
+def bind_all(lib: CData) -> None:
     """Looks every declared function up now. cffi binds one on its first
     use, under a lock that is not reentrant: a Python signal handler that
     closes a Supervisor (or requests a stop) while its thread is binding

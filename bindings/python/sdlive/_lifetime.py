@@ -23,8 +23,12 @@ in the thread that holds it (between two bytecodes), and what it calls
 (request_stop(), close()) takes it again.
 """
 
-import threading
+from __future__ import annotations
 
+import threading
+from typing import Callable, Literal, Optional
+
+from ._lib import CData
 from ._loaded import ffi
 
 __all__ = ["Lifetime"]
@@ -37,18 +41,18 @@ class Lifetime:
 
     __slots__ = ("_pointer", "_free", "_lock", "_users", "_closed")
 
-    def __init__(self, pointer, free):
+    def __init__(self, pointer: CData, free: Callable[[CData], object]) -> None:
         self._pointer = pointer
         self._free = free
         self._lock = threading.RLock()
-        self._users = 0
-        self._closed = False
+        self._users: int = 0
+        self._closed: bool = False
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._closed
 
-    def hold(self):
+    def hold(self) -> CData:
         """Counts one user and returns the pointer (ffi.NULL once closed).
         Every hold counts, even on a closed object: then every release
         decrements, and the last one out frees."""
@@ -56,7 +60,7 @@ class Lifetime:
             self._users += 1
             return ffi.NULL if self._closed else self._pointer
 
-    def release(self, *exc):
+    def release(self, *exc: object) -> Literal[False]:
         """Undoes one hold(); frees the object if it is the last one out
         of a closed object. (As __exit__, it lets exceptions through.)"""
         with self._lock:
@@ -69,7 +73,7 @@ class Lifetime:
     __enter__ = hold
     __exit__ = release
 
-    def close(self, while_in_use=None):
+    def close(self, while_in_use: Optional[Callable[[CData], object]] = None) -> bool:
         """Closes: frees now when no call is in flight, else leaves that
         to the last call. while_in_use(pointer), when given, runs under
         the lock while calls are still in flight (to wake a blocked wait:
@@ -85,7 +89,7 @@ class Lifetime:
             self._free(pointer)
         return True
 
-    def _take_if_done_locked(self):
+    def _take_if_done_locked(self) -> Optional[CData]:
         if not self._closed or self._users > 0 or self._pointer == ffi.NULL:
             return None
         pointer, self._pointer = self._pointer, ffi.NULL

@@ -9,12 +9,18 @@ needs it (idle_async() waits, attach_loop()); it calls pet() when the
 timer fires, and pet() re-arms the timer for the next keepalive.
 """
 
+from __future__ import annotations
+
 import asyncio
 import signal
+from typing import Optional, Set, Tuple
 
-from ._errors import usec
+from ._errors import Seconds, usec
 from ._lib import UINT64_MAX
-from .supervisor import Wake, _resolve
+from .supervisor import Supervisor, Wake, _resolve
+
+# A coroutine waiting in idle_async(): its loop and the future it awaits.
+_Waiter = Tuple[asyncio.AbstractEventLoop, "asyncio.Future[Wake]"]
 
 __all__ = ["idle_async", "attach", "detach", "add_signal_handlers"]
 
@@ -22,13 +28,13 @@ __all__ = ["idle_async", "attach", "detach", "add_signal_handlers"]
 class _LoopState:
     """What one event loop does for one Supervisor."""
 
-    def __init__(self, fd):
+    def __init__(self, fd: Optional[int]) -> None:
         self.fd = fd
         self.users = 0
-        self.waiters = set()
+        self.waiters: Set[_Waiter] = set()
 
 
-def _acquire(sup, loop):
+def _acquire(sup: Supervisor, loop: asyncio.AbstractEventLoop) -> _LoopState:
     """Counts one user of the loop's reader, installing it for the first."""
     # A forked child's copy pets nothing (and must leave the parent's timer
     # alone): no reader there.
@@ -47,7 +53,7 @@ def _acquire(sup, loop):
     return state
 
 
-def _on_due(sup, state):
+def _on_due(sup: Supervisor, state: _LoopState) -> None:
     """The reader: a keepalive is due. A stop requested where this module
     did not see it (the library's own SIGTERM handler, handle_signals=True)
     ends the waits here, within one pet interval."""
@@ -59,7 +65,7 @@ def _on_due(sup, state):
             _resolve(fut, Wake.STOP)
 
 
-def _release(sup, loop, state):
+def _release(sup: Supervisor, loop: asyncio.AbstractEventLoop, state: _LoopState) -> None:
     with sup._async_lock:
         state.users -= 1
         last = state.users == 0
@@ -69,7 +75,7 @@ def _release(sup, loop, state):
         loop.remove_reader(state.fd)
 
 
-async def idle_async(sup, seconds=None):
+async def idle_async(sup: Supervisor, seconds: Optional[Seconds] = None) -> Wake:
     """Supervisor.idle_async(): waits seconds (None: until stopped) while
     the event loop pets when due. Wake.STOP as soon as request_stop() is
     called (any thread, a signal handler added by add_signal_handlers()),
@@ -79,11 +85,11 @@ async def idle_async(sup, seconds=None):
     if sup.stop_requested:
         return Wake.STOP
     state = _acquire(sup, loop)
-    fut = loop.create_future()
+    fut: asyncio.Future[Wake] = loop.create_future()
     timer = None
     if limit != UINT64_MAX:
         timer = loop.call_later(limit / 1e6, _resolve, fut, Wake.TIMEOUT)
-    waiter = (loop, fut)
+    waiter: _Waiter = (loop, fut)
     with sup._async_lock:
         state.waiters.add(waiter)
     try:
@@ -98,18 +104,17 @@ async def idle_async(sup, seconds=None):
         _release(sup, loop, state)
 
 
-def attach(sup, loop=None):
+def attach(sup: Supervisor, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
     """Supervisor.attach_loop(): the loop pets until detach()."""
     loop = loop or asyncio.get_event_loop()
     state = _acquire(sup, loop)
-    sup._attached = getattr(sup, "_attached", [])
     sup._attached.append((loop, state))
 
 
-def detach(sup, loop=None):
+def detach(sup: Supervisor, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
     """Supervisor.detach_loop(): undoes one attach()."""
     loop = loop or asyncio.get_event_loop()
-    for i, (lp, state) in enumerate(getattr(sup, "_attached", [])):
+    for i, (lp, state) in enumerate(sup._attached):
         if lp is loop:
             del sup._attached[i]
             _release(sup, loop, state)
@@ -117,7 +122,7 @@ def detach(sup, loop=None):
     raise ValueError("detach_loop: this loop is not attached")
 
 
-def add_signal_handlers(sup, loop=None):
+def add_signal_handlers(sup: Supervisor, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
     """SIGTERM and SIGINT call sup.request_stop() from the event loop."""
     loop = loop or asyncio.get_event_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -2,12 +2,17 @@
 """Peer liveness: an inactivity deadline reset only by frames received,
 and a heartbeat schedule for the sending side."""
 
+from __future__ import annotations
+
 import errno
 import threading
+from typing import Literal, Optional
 
-from ._errors import SdliveError, check, usec
+from ._errors import Seconds, SdliveError, check, usec
+from ._lib import CData
+from ._lifetime import Lifetime
 from ._loaded import ffi, lib
-from .supervisor import _CLOSED
+from .supervisor import _CLOSED, Supervisor
 
 __all__ = ["Peer"]
 
@@ -22,8 +27,9 @@ class Peer:
     for it alone stays open as long as the peer lives); once either is
     closed, its calls raise SdliveError EBADF."""
 
-    def __init__(self, supervisor, timeout=None, heartbeat=None):
-        self._life = _CLOSED  # what close() and __del__ see if this fails
+    def __init__(self, supervisor: Supervisor, timeout: Optional[Seconds] = None,
+                 heartbeat: Optional[Seconds] = None) -> None:
+        self._life: Lifetime = _CLOSED  # what close() and __del__ see if this fails
         self._turns = threading.RLock()
         t = 0 if timeout is None else usec(timeout, "timeout", forever=False)
         hb = 0 if heartbeat is None else usec(heartbeat, "heartbeat")
@@ -36,7 +42,7 @@ class Peer:
         # until it is freed.
         self._sup = supervisor
 
-        def create(h):
+        def create(h: CData) -> CData:
             ret = ffi.new("sdlive_peer **")
             check(lib.sdlive_peer_new(h, t, hb, ret), "sdlive_peer_new")
             return ret[0]
@@ -45,25 +51,27 @@ class Peer:
             lambda: SdliveError(errno.EBADF, "sdlive: the Supervisor is closed"))
         supervisor._peers.add(self)
 
-    def close(self):
+    def close(self) -> None:
         """Frees the peer (once no call on it runs). Later calls raise
         SdliveError EBADF; so do calls after its Supervisor closed."""
         self._life.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Peer:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
-    def _call(self, function):
+    def _call(self, function: CData) -> CData:
+        """function(peer pointer): the C call's result (an int, or None
+        for the calls that return nothing)."""
         # The C peer belongs to one connection loop (its calls must not
         # overlap); here threads may share it, so its calls take turns.
         # Reentrant: a signal handler may use the peer in a thread that is
@@ -73,26 +81,29 @@ class Peer:
                 raise SdliveError(errno.EBADF, "sdlive: the Peer is closed")
             return function(p)
 
-    def received(self):
+    def received(self) -> None:
         """A frame arrived from the peer: restarts the inactivity window."""
         self._call(lib.sdlive_peer_received)
 
-    def sent(self):
+    def sent(self) -> None:
         """We sent a frame: restarts the heartbeat schedule."""
         self._call(lib.sdlive_peer_sent)
 
     @property
-    def expired(self):
+    def expired(self) -> bool:
         """True once the peer was silent for the whole window."""
-        return self._call(lib.sdlive_peer_expired) > 0
+        r: int = self._call(lib.sdlive_peer_expired)
+        return r > 0
 
     @property
-    def heartbeat_due(self):
+    def heartbeat_due(self) -> bool:
         """True when a heartbeat is owed to the peer."""
-        return self._call(lib.sdlive_peer_heartbeat_due) > 0
+        r: int = self._call(lib.sdlive_peer_heartbeat_due)
+        return r > 0
 
-    def poll_timeout(self):
+    def poll_timeout(self) -> float:
         """Seconds until the earlier of the inactivity deadline and the
         next heartbeat (0.0 when one is due): the timeout of this
         iteration's select()/poll() wait."""
-        return self._call(lib.sdlive_peer_poll_timeout) / 1000.0
+        milliseconds: int = self._call(lib.sdlive_peer_poll_timeout)
+        return milliseconds / 1000.0

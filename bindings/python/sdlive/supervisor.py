@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Supervisor: one libsdlive handle, the service as the manager sees it."""
 
+from __future__ import annotations
+
+import asyncio
 import enum
 import errno
 import os
@@ -9,11 +12,19 @@ import select
 import threading
 import time
 import weakref
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Literal, Optional, Protocol, Set,
+                    Tuple, Union, cast)
 
 from . import _lib
-from ._errors import SdliveError, check, cstring, seconds, usec
+from ._errors import Seconds, SdliveError, Text, check, cstring, seconds, usec
+from ._lib import CData
 from ._lifetime import Lifetime
 from ._loaded import ffi, lib
+
+if TYPE_CHECKING:
+    from .aio import _LoopState
+    from .peer import Peer
+    from .progress import Progress
 
 __all__ = ["Supervisor", "Wake", "NotifyAccess"]
 
@@ -38,7 +49,16 @@ class NotifyAccess(enum.IntEnum):
 _CLOSED = Lifetime(ffi.NULL, lambda pointer: None)
 _CLOSED.close()
 
-_current = []
+class HasFileno(Protocol):
+    """A file, socket or anything else with fileno()."""
+
+    def fileno(self) -> int: ...
+
+
+# A descriptor: its number, or an object that has one.
+FileLike = Union[int, HasFileno]
+
+_current: List[Supervisor] = []
 # Reentrant: close() may run in a signal handler of the thread holding it.
 _current_lock = threading.RLock()
 
@@ -75,8 +95,8 @@ class Supervisor:
     child if it must speak for the service.
     """
 
-    def __init__(self, *, handle_signals=False, unset_watchdog_env=False,
-                 trigger_on_stall=False, pet_interval=None):
+    def __init__(self, *, handle_signals: bool = False, unset_watchdog_env: bool = False,
+                 trigger_on_stall: bool = False, pet_interval: Optional[Seconds] = None) -> None:
         # What close() and __del__ see if this fails: already closed.
         self._life = _CLOSED
         flags = 0
@@ -104,22 +124,25 @@ class Supervisor:
             os.environ.pop("WATCHDOG_USEC", None)
             os.environ.pop("WATCHDOG_PID", None)
         self._pid = os.getpid()
-        self._progress = set()
-        self._peers = weakref.WeakSet()
-        self._async = {}
+        self._progress: Set[Progress] = set()
+        self._peers: weakref.WeakSet[Peer] = weakref.WeakSet()
+        # asyncio.py's state: one per event loop in use, and the loops
+        # attach_loop() attached.
+        self._async: Dict[asyncio.AbstractEventLoop, _LoopState] = {}
+        self._attached: List[Tuple[asyncio.AbstractEventLoop, _LoopState]] = []
         # Reentrant: request_stop() may run in a signal handler of the thread
         # that holds it.
         self._async_lock = threading.RLock()
         # The next keepalive's time (seconds on time.monotonic(), which is
         # the library's CLOCK_MONOTONIC), cached so that a not-due pet()
         # costs one monotonic() call and no foreign call; see pet().
-        self._mono = time.monotonic
+        self._mono: Callable[[], float] = time.monotonic
         self._due = 0.0
         self._due_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------
 
-    def close(self):
+    def close(self) -> None:
         """Releases the handle, its descriptors, its progress loops and its
         peers. Idempotent, and safe from any thread: a call running in
         another thread finishes first (an idle() or wait_fd() there
@@ -143,19 +166,19 @@ class Supervisor:
         for peer in list(self._peers):
             peer.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
-    def __enter__(self):
+    def __enter__(self) -> Supervisor:
         with _current_lock:
             _current.append(self)
         self.ready()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         try:
             self.stopping()
         finally:
@@ -163,26 +186,29 @@ class Supervisor:
         return False
 
     @staticmethod
-    def current():
+    def current() -> Optional[Supervisor]:
         """The most recently entered Supervisor still open, or None (what
         sdlive.progress() binds to)."""
         with _current_lock:
             return _current[-1] if _current else None
 
     @property
-    def handle(self):
+    def handle(self) -> CData:
         """The C handle (cffi cdata "sdlive *"), NULL once closed. Calls of
         your own on it are not counted: it may be freed under them once
         close() has run."""
         return ffi.NULL if self._life.closed else self._life._pointer
 
-    def _call(self, function, *args):
+    def _call(self, function: CData, *args: Any) -> int:
         """function(handle, *args) with the handle kept alive meanwhile
-        (ffi.NULL once closed: the library's answer outside systemd)."""
+        (ffi.NULL once closed: the library's answer outside systemd). Every
+        function of the handle returns an integer."""
         with self._life as h:
-            return function(h, *args)
+            r: int = function(h, *args)
+            return r
 
-    def _child(self, create, destroy, closed):
+    def _child(self, create: Callable[[CData], CData], destroy: Callable[[CData], object],
+               closed: Callable[[], BaseException]) -> Lifetime:
         """The Lifetime of a C object made from the handle (a peer, a
         progress loop): create(handle) makes it, destroy(pointer) frees
         it. It holds the handle, as a user, until it is freed; closed() is
@@ -197,24 +223,24 @@ class Supervisor:
             raise
         handle_life = self._life
 
-        def free(p):
+        def free(p: CData) -> None:
             destroy(p)
             handle_life.release()
         return Lifetime(pointer, free)
 
     @property
-    def owned(self):
+    def owned(self) -> bool:
         """False in a process other than the one that created it."""
         return os.getpid() == self._pid
 
     # -- state -------------------------------------------------------------
 
-    def supervised(self):
+    def supervised(self) -> bool:
         """True when NOTIFY_SOCKET names a socket (and this is the creating
         process). Raises SdliveError when NOTIFY_SOCKET is malformed."""
         return check(self._call(lib.sdlive_supervised), "sdlive_supervised") > 0
 
-    def watchdog_enabled(self):
+    def watchdog_enabled(self) -> Optional[float]:
         """WatchdogSec in seconds when the watchdog is armed, else None.
         Raises SdliveError when WATCHDOG_USEC/WATCHDOG_PID were malformed
         (EINVAL) or out of range (ERANGE)."""
@@ -224,19 +250,19 @@ class Supervisor:
         return seconds(out[0])
 
     @property
-    def pet_interval(self):
+    def pet_interval(self) -> Optional[float]:
         """Seconds between keepalives, None when pets are not tracked."""
         v = self._call(lib.sdlive_pet_interval)
         return None if v == 0 else seconds(v)
 
     @property
-    def next_due(self):
+    def next_due(self) -> Optional[float]:
         """time.monotonic() instant of the next keepalive, None when pets
         are not tracked."""
         v = self._call(lib.sdlive_watchdog_next_due)
         return None if v == _lib.UINT64_MAX else seconds(v)
 
-    def last_pet_age(self):
+    def last_pet_age(self) -> Optional[float]:
         """Seconds since the last healthy keepalive, None when pets are
         not tracked. Grows while nothing pets or a progress loop stalls."""
         out = ffi.new("uint64_t *")
@@ -246,7 +272,7 @@ class Supervisor:
         check(r, "sdlive_last_pet_age")
         return seconds(out[0])
 
-    def watchdog_fd(self):
+    def watchdog_fd(self) -> Optional[int]:
         """A timerfd that polls readable when a keepalive is due (then call
         pet(), which re-arms it); owned by the Supervisor, do not close it.
         None when pets are not tracked."""
@@ -257,38 +283,38 @@ class Supervisor:
 
     # -- notify ------------------------------------------------------------
 
-    def ready(self):
+    def ready(self) -> bool:
         """READY=1. True when sent, False when not supervised."""
         return check(self._call(lib.sdlive_notify_ready), "sdlive_notify_ready") > 0
 
-    def stopping(self):
+    def stopping(self) -> bool:
         """STOPPING=1."""
         return check(self._call(lib.sdlive_notify_stopping), "sdlive_notify_stopping") > 0
 
-    def reloading(self):
+    def reloading(self) -> bool:
         """RELOADING=1 with MONOTONIC_USEC= (Type=notify-reload); call
         ready() when the reload is done."""
         return check(self._call(lib.sdlive_notify_reloading), "sdlive_notify_reloading") > 0
 
-    def status(self, text):
+    def status(self, text: Text) -> bool:
         """STATUS=text, one line: control characters become spaces, the text
         is cut to one datagram. Kept and sent again when a stalled progress
         loop recovers."""
         data = ffi.new("char[]", cstring(text, "status"))
         return check(self._call(lib.sdlive_notify_status, b"%s", data), "sdlive_notify_status") > 0
 
-    def notify_errno(self, error):
+    def notify_errno(self, error: int) -> bool:
         """ERRNO=error (a positive errno value)."""
         return check(self._call(lib.sdlive_notify_errno, _int(error, "error")),
                      "sdlive_notify_errno") > 0
 
-    def extend_timeout(self, seconds_):
+    def extend_timeout(self, seconds_: Seconds) -> bool:
         """EXTEND_TIMEOUT_USEC=: asks for more start/stop/runtime time."""
         return check(self._call(lib.sdlive_notify_extend_timeout,
             usec(seconds_, "extend_timeout", forever=False)),
             "sdlive_notify_extend_timeout") > 0
 
-    def barrier(self, timeout=None):
+    def barrier(self, timeout: Optional[Seconds] = None) -> bool:
         """BARRIER=1: returns True once the manager has processed every
         message sent before; False when not supervised. Blocks up to
         timeout seconds (None: no limit), releasing the GIL; raises
@@ -296,22 +322,22 @@ class Supervisor:
         return check(self._call(lib.sdlive_notify_barrier, usec(timeout, "barrier")),
                      "sdlive_notify_barrier") > 0
 
-    def mainpid(self, pid):
+    def mainpid(self, pid: int) -> bool:
         """MAINPID=pid (> 1)."""
         return check(self._call(lib.sdlive_notify_mainpid, _int(pid, "pid")),
                      "sdlive_notify_mainpid") > 0
 
-    def exit_status(self, status):
+    def exit_status(self, status: int) -> bool:
         """EXIT_STATUS=status (0..255)."""
         return check(self._call(lib.sdlive_notify_exit_status, _int(status, "status")),
                      "sdlive_notify_exit_status") > 0
 
-    def bus_error(self, name):
+    def bus_error(self, name: Text) -> bool:
         """BUSERROR=name, a D-Bus error name."""
         return check(self._call(lib.sdlive_notify_bus_error, cstring(name, "bus_error")),
                      "sdlive_notify_bus_error") > 0
 
-    def notify_access(self, access):
+    def notify_access(self, access: Union[NotifyAccess, int, str]) -> bool:
         """NOTIFYACCESS=: a NotifyAccess value (or its name, "main")."""
         if isinstance(access, str):
             try:
@@ -321,7 +347,7 @@ class Supervisor:
         return check(self._call(lib.sdlive_notify_access, _int(access, "access")),
                      "sdlive_notify_access") > 0
 
-    def notify_raw(self, key, value):
+    def notify_raw(self, key: Text, value: Text) -> bool:
         """KEY=VALUE for a field with no call of its own (validated). A
         field the library has a call for (READY, WATCHDOG, STATUS, MAINPID,
         FDSTORE, BARRIER, ...) raises SdliveError with EPERM: its own
@@ -329,13 +355,17 @@ class Supervisor:
         return check(self._call(lib.sdlive_notify_raw, cstring(key, "key"),
                                             cstring(value, "value")), "sdlive_notify_raw") > 0
 
-    def fdstore(self, fds, name=None, poll=True):
+    def fdstore(self, fds: Union[FileLike, Iterable[FileLike]], name: Optional[Text] = None,
+                poll: bool = True) -> bool:
         """Hands descriptors (ints or objects with fileno()) to the
         manager's FD store (FileDescriptorStoreMax= in the unit). They stay
         open and yours to close. poll=False: FDPOLL=0."""
+        items: Iterable[FileLike]
         if isinstance(fds, int) or hasattr(fds, "fileno"):
-            fds = [fds]
-        numbers = [f if isinstance(f, int) else f.fileno() for f in fds]
+            items = [cast(FileLike, fds)]
+        else:
+            items = fds
+        numbers = [f if isinstance(f, int) else f.fileno() for f in items]
         if any(isinstance(f, bool) for f in numbers):
             raise TypeError("fdstore: descriptors must be ints")
         if len(numbers) > _lib.NOTIFY_FDS_MAX:
@@ -346,14 +376,14 @@ class Supervisor:
             lib.sdlive_notify_fdstore, array, len(numbers), ffi.NULL if name_c is None else name_c,
             0 if poll else _lib.FDSTORE_NO_POLL), "sdlive_notify_fdstore") > 0
 
-    def fdstore_remove(self, name):
+    def fdstore_remove(self, name: Text) -> bool:
         """FDSTOREREMOVE=1: the manager closes every stored fd of that name."""
         return check(self._call(lib.sdlive_notify_fdstore_remove, cstring(name, "name")),
                      "sdlive_notify_fdstore_remove") > 0
 
     # -- watchdog ----------------------------------------------------------
 
-    def pet(self):
+    def pet(self) -> bool:
         """Sends WATCHDOG=1 if a keepalive is due: True when sent. Call it
         as often as you like from any thread: at most one keepalive goes
         out per interval. While a registered progress loop is stalled the
@@ -372,33 +402,33 @@ class Supervisor:
             return False
         return self._pet_due()
 
-    def _pet_due(self):
+    def _pet_due(self) -> bool:
         with self._due_lock, self._life as h:
-            r = lib.sdlive_pet_watchdog(h)
+            r: int = lib.sdlive_pet_watchdog(h)
             if r < 0:
                 self._due = 0.0
                 raise SdliveError(-r, "sdlive_pet_watchdog")
             self._cache_due_locked(h, r)
             return r > 0
 
-    def _cache_due_locked(self, h, sent=1):
+    def _cache_due_locked(self, h: CData, sent: int = 1) -> None:
         if sent == 0 and lib.sdlive_progress_stalled(h, ffi.NULL, 0) > 0:
             self._due = 0.0  # withheld: ask the library every time
             return
         due = lib.sdlive_watchdog_next_due(h)
         self._due = math.inf if due == _lib.UINT64_MAX else due / 1e6
 
-    def _forget_due(self):
+    def _forget_due(self) -> None:
         """The library's schedule moved (its clock was replaced, say):
         the next pet() asks it."""
         with self._due_lock:
             self._due = 0.0
 
-    def watchdog_trigger(self):
+    def watchdog_trigger(self) -> bool:
         """WATCHDOG=trigger: the manager acts as if the watchdog ran out."""
         return check(self._call(lib.sdlive_watchdog_trigger), "sdlive_watchdog_trigger") > 0
 
-    def set_watchdog_timeout(self, seconds_):
+    def set_watchdog_timeout(self, seconds_: Seconds) -> bool:
         """WATCHDOG_USEC=: arms the watchdog at that timeout; the pet
         interval follows (a sixth of it) unless it was set."""
         value = usec(seconds_, "set_watchdog_timeout", forever=False)
@@ -411,7 +441,7 @@ class Supervisor:
 
     # -- idle and stop -----------------------------------------------------
 
-    def idle(self, seconds_=None):
+    def idle(self, seconds_: Optional[Seconds] = None) -> Wake:
         """Sleeps for seconds (None: until stopped), petting when a
         keepalive is due and waking for nothing else. Returns Wake.STOP
         within a millisecond of a stop request, else Wake.TIMEOUT. The
@@ -420,7 +450,8 @@ class Supervisor:
         with self._life as h:
             return Wake(check(lib.sdlive_idle(_open(h), limit), "sdlive_idle"))
 
-    def wait_fd(self, fd, events=select.POLLIN, seconds_=None):
+    def wait_fd(self, fd: FileLike, events: int = select.POLLIN,
+                seconds_: Optional[Seconds] = None) -> Wake:
         """As idle(), but also returns Wake.FD as soon as fd (an int or an
         object with fileno()) polls ready for events."""
         if not isinstance(fd, int):
@@ -429,7 +460,7 @@ class Supervisor:
         with self._life as h:
             return Wake(check(lib.sdlive_wait_fd(_open(h), fd, mask, limit), "sdlive_wait_fd"))
 
-    def request_stop(self):
+    def request_stop(self) -> None:
         """Wakes every idle()/wait_fd()/idle_async() now and later. Any
         thread; from a Python signal handler too."""
         self._call(lib.sdlive_request_stop)
@@ -442,13 +473,13 @@ class Supervisor:
                 pass  # that loop is closed
 
     @property
-    def stop_requested(self):
+    def stop_requested(self) -> bool:
         """True once a stop was requested."""
         return self._call(lib.sdlive_stopping) > 0
 
     # -- progress ----------------------------------------------------------
 
-    def progress(self, name, max_silence):
+    def progress(self, name: Text, max_silence: Seconds) -> Progress:
         """A progress loop that must beat at least every max_silence
         seconds while it runs: see sdlive.Progress. Use it as a context
         manager, a decorator, or iterate(); while it is stalled keepalives
@@ -456,20 +487,21 @@ class Supervisor:
         from .progress import Progress
         return Progress(name, max_silence, self)
 
-    def stalled(self):
+    def stalled(self) -> Optional[str]:
         """The name of a progress loop silent past its limit, else None."""
         buf = ffi.new("char[]", _lib.PROGRESS_NAME_MAX + 1)
         r = check(self._call(lib.sdlive_progress_stalled, buf, len(buf)), "sdlive_progress_stalled")
         return ffi.string(buf).decode("utf-8", "replace") if r > 0 else None
 
-    def peer(self, timeout=None, heartbeat=None):
+    def peer(self, timeout: Optional[Seconds] = None,
+             heartbeat: Optional[Seconds] = None) -> Peer:
         """A connection's liveness state: see sdlive.Peer."""
         from .peer import Peer
         return Peer(self, timeout, heartbeat)
 
     # -- asyncio -----------------------------------------------------------
 
-    async def idle_async(self, seconds_=None):
+    async def idle_async(self, seconds_: Optional[Seconds] = None) -> Wake:
         """As idle(), for a coroutine: the event loop pets through the
         watchdog fd (loop.add_reader, no thread), so a blocked event loop
         withholds keepalives. Returns Wake.STOP as soon as request_stop()
@@ -477,24 +509,24 @@ class Supervisor:
         from .aio import idle_async
         return await idle_async(self, seconds_)
 
-    def attach_loop(self, loop=None):
+    def attach_loop(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
         """Pets from the event loop whenever a keepalive is due, until
         detach_loop(): keepalives then stop when the loop blocks."""
         from .aio import attach
         attach(self, loop)
 
-    def detach_loop(self, loop=None):
+    def detach_loop(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
         """Undoes one attach_loop()."""
         from .aio import detach
         detach(self, loop)
 
-    def add_signal_handlers(self, loop=None):
+    def add_signal_handlers(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
         """SIGTERM and SIGINT request a stop through the event loop."""
         from .aio import add_signal_handlers
         add_signal_handlers(self, loop)
 
 
-def _open(h):
+def _open(h: CData) -> CData:
     """h, for a call that needs an open handle: a closed Supervisor cannot
     wait (the library would answer EINVAL for its NULL handle)."""
     if h == ffi.NULL:
@@ -502,12 +534,12 @@ def _open(h):
     return h
 
 
-def _resolve(fut, value):
+def _resolve(fut: asyncio.Future[Wake], value: Wake) -> None:
     if not fut.done():
         fut.set_result(value)
 
 
-def _int(value, what):
+def _int(value: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError("%s: an int is needed, not %s" % (what, type(value).__name__))
     if not -(1 << 31) <= value < (1 << 31):
@@ -515,7 +547,7 @@ def _int(value, what):
     return value
 
 
-def _short(value):
+def _short(value: int) -> int:
     value = int(value)
     if not 0 <= value < (1 << 15):
         raise ValueError("events: %#x is not a poll() event mask" % value)

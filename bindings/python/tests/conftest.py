@@ -2,27 +2,102 @@
 """Fixtures of the binding's tests: a real AF_UNIX datagram socket posing
 as the manager's notify socket, a clean watchdog environment, and
 handles on the fake clock of the test library (fake-clock.c), which
-SDLIVE_LIBRARY names when CTest runs these tests."""
+SDLIVE_LIBRARY names.
+
+The suite runs against the test library of a build (CTest sets it all:
+ctest --test-dir build -L python). Run plainly, `python3 -m pytest`
+stops at once, before any test, with one line saying what it needs
+unless SDLIVE_LIBRARY names that library; the other paths the tests use
+are then read from the file the build writes next to it
+(sdlive-pytest.env), and the package under test is this directory's
+parent, for the interpreters the tests start too."""
 
 import array
 import os
 import select
 import shutil
 import socket
+import sys
 import tempfile
 
-import cffi
 import pytest
 
 ENV_KEYS = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID")
 
-_clock_ffi = cffi.FFI()
-_clock_ffi.cdef("""
+NEEDS_LIBRARY = (
+    "sdlive tests need SDLIVE_LIBRARY=<build>/bindings/python/tests/libsdlive-pytest-clock.so "
+    "(the test library with a fake clock); run them with: ctest --test-dir build -L python")
+# The file the build writes next to the test library: KEY=path lines for
+# the libraries test_loading.py loads (tests/CMakeLists.txt).
+BUILD_ENV_FILE = "sdlive-pytest.env"
+BUILD_ENV_KEYS = ("SDLIVE_REAL_LIBRARY", "SDLIVE_OLD_LIBRARY")
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+CLOCK_CDEF = """
 void sdlive_testclock_install(void *d);
 void sdlive_testclock_advance(uint64_t usec);
 uint64_t sdlive_testclock_now(void);
 unsigned sdlive_testclock_wakeups(void);
-""")
+"""
+_clock_ffi = None
+
+
+def clock_ffi():
+    global _clock_ffi
+    if _clock_ffi is None:
+        import cffi
+        _clock_ffi = cffi.FFI()
+        _clock_ffi.cdef(CLOCK_CDEF)
+    return _clock_ffi
+
+
+def has_fake_clock(path):
+    """True when path loads and has the test library's clock."""
+    try:
+        lib = clock_ffi().dlopen(path)
+        lib.sdlive_testclock_now
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
+def read_build_env(library):
+    """The KEY=path lines of the build's file next to library, for the
+    keys the tests read (others are ignored); {} when there is none."""
+    found = {}
+    try:
+        with open(os.path.join(os.path.dirname(library), BUILD_ENV_FILE), encoding="utf-8") as f:
+            for line in f:
+                key, sep, value = line.rstrip("\n").partition("=")
+                if sep and key in BUILD_ENV_KEYS and value:
+                    found[key] = value
+    except OSError:
+        pass
+    return found
+
+
+def pytest_configure(config):
+    """Stops the run, before any test, unless SDLIVE_LIBRARY names the
+    test library; then completes what the tests read from the environment
+    where the caller left it unset."""
+    try:
+        import cffi  # noqa: F401
+    except ImportError:
+        pytest.exit("sdlive tests need cffi in %s (Debian: python3-cffi)" % sys.executable,
+                    returncode=pytest.ExitCode.USAGE_ERROR)
+    library = os.environ.get("SDLIVE_LIBRARY")
+    if not library or not has_fake_clock(library):
+        pytest.exit(NEEDS_LIBRARY, returncode=pytest.ExitCode.USAGE_ERROR)
+    if os.sep in library:  # a path: the same file for tests that change directory
+        os.environ["SDLIVE_LIBRARY"] = library = os.path.abspath(library)
+    for key, value in read_build_env(library).items():
+        os.environ.setdefault(key, value)
+    # The package under test: here and in the interpreters tests start.
+    if not any(p and os.path.realpath(p) == PACKAGE_DIR for p in sys.path):
+        sys.path.insert(0, PACKAGE_DIR)
+    path = os.environ.get("PYTHONPATH", "")
+    if not any(p and os.path.realpath(p) == PACKAGE_DIR for p in path.split(os.pathsep)):
+        os.environ["PYTHONPATH"] = PACKAGE_DIR + (os.pathsep + path if path else "")
 
 
 class FakeClock:
@@ -31,8 +106,8 @@ class FakeClock:
     def __init__(self):
         path = os.environ.get("SDLIVE_LIBRARY")
         if not path:
-            pytest.fail("SDLIVE_LIBRARY must name the test library (run through ctest)")
-        self.lib = _clock_ffi.dlopen(path)
+            pytest.fail(NEEDS_LIBRARY)
+        self.lib = clock_ffi().dlopen(path)
         try:
             self.lib.sdlive_testclock_now
         except AttributeError:
