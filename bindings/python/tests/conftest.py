@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Fixtures of the binding's tests: a real AF_UNIX datagram socket posing
 as the manager's notify socket, a clean watchdog environment, and
-handles on the fake clock of the test library (fake-clock.c), which
+handles on the fake clock of the test library (fake_clock.c), which
 SDLIVE_LIBRARY names.
 
 The suite runs against the test library of a build (CTest sets it all:
