@@ -14,14 +14,6 @@
 
 struct etcd_client;
 
-/* The TTL, in whole seconds, that a lease of ttl_usec asks etcd for (at
- * least 1): the grant asks for it, and no answer gives a deadline past it. */
-static inline int64_t cluster_etcd_ttl_sec(uint64_t ttl_usec) {
-        int64_t sec = (int64_t) (ttl_usec / 1000000);
-
-        return sec > 0 ? sec : 1;
-}
-
 #if SDLIVE_CLUSTER_ETCD
 /* --inspect with the lease in etcd: the holder from etcd (its token as
  * the generation), the write-log summary from the store, in the format of

@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cluster_etcd.h"
 #include "duration.h"
 #include "etcd_lease.h"
 #include "lease.h"
@@ -170,7 +169,7 @@ static int read_holder(const struct election *e, uint64_t attempt_until, struct 
 static int etcd_attempt(const struct election *e, struct election_standby *s, struct election_result *ret,
                         unsigned *failures, uint64_t *pause) {
         char *last_holder = s->last_holder;
-        int64_t ttl_sec = cluster_etcd_ttl_sec(e->ttl_usec), deadline_ms, left_ms;
+        int64_t ttl_sec = lease_etcd_ttl_sec(e->ttl_usec), deadline_ms, left_ms;
         uint64_t started = monotonic_usec(), attempt_until = started + ATTEMPT_CALLS * e->etcd_budget_usec;
         /* A term needs this much time to act at least: the holder's
          * reaction time (the margin), at most one call. */

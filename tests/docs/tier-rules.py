@@ -50,12 +50,14 @@ PARTS = {
     "etcd": {"monotonic"},
     "common": {"monotonic", "sdlive", "trusted_dir"},
     "coordinator": {"store", "frame", "tls", "common", "monotonic", "sdlive", "trusted_dir"},
+    "lease": {"store", "frame", "etcd", "common", "monotonic", "sdlive", "trusted_dir"},
 }
 DAEMON_MAY_REACH = set(PARTS) | {"sdlive"}
 # Where a part may use only some of another part's public headers: the
 # store takes the assignment token's size from frame, not the codec.
 ONLY_HEADERS = {
     ("store", "frame"): {"frame_token.h"},
+    ("lease", "frame"): {"frame_token.h"},
 }
 # Which headers of another tool a tool may include.
 TOOL_USES = {

@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "cluster_etcd.h"
 #include "etcd_lease.h"
 #include "lease.h"
 #include "lease_backend.h"
@@ -45,7 +44,7 @@ static int etcd_renew(void *ctx, uint64_t *ret_deadline_usec) {
         r = etcd_lease_keepalive(b->client, b->lease, b->budget_usec, &answer);
         if (r < 0)
                 return classify(r);
-        deadline_ms = etcd_lease_deadline_ms(&answer, cluster_etcd_ttl_sec(b->ttl_usec),
+        deadline_ms = etcd_lease_deadline_ms(&answer, lease_etcd_ttl_sec(b->ttl_usec),
                                              (int64_t) (lease_act_margin(b->ttl_usec) / 1000));
         if (deadline_ms <= 0)
                 return -ESTALE; /* a lease that gives no time at all */

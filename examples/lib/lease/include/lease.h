@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef CLUSTER_LEASE_H
-#define CLUSTER_LEASE_H
+#ifndef SDLIVE_EXAMPLE_LEASE_H
+#define SDLIVE_EXAMPLE_LEASE_H
 
 /*
  * Holding an acquired lease: a refresher thread, with its own store handle,
@@ -80,6 +80,14 @@ struct lease_config {
  * several round trips and TCP retransmissions on a slow, lossy network
  * (with ttl / 3 it was 1.6 s of 3 s). */
 #define LEASE_RENEWALS_PER_TTL 6
+
+/* The TTL, in whole seconds, that a lease of ttl_usec asks etcd for (at
+ * least 1): the grant asks for it, and no answer gives a deadline past it. */
+static inline int64_t lease_etcd_ttl_sec(uint64_t ttl_usec) {
+        int64_t sec = (int64_t) (ttl_usec / 1000000);
+
+        return sec > 0 ? sec : 1;
+}
 
 /* The refresh interval: c->refresh_usec, or ttl / LEASE_RENEWALS_PER_TTL. */
 uint64_t lease_refresh_interval(const struct lease_config *c);

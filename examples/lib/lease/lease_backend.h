@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef CLUSTER_LEASE_BACKEND_H
-#define CLUSTER_LEASE_BACKEND_H
+#ifndef SDLIVE_EXAMPLE_LEASE_BACKEND_H
+#define SDLIVE_EXAMPLE_LEASE_BACKEND_H
 
 /*
  * Where the refresher renews and releases its lease (private to the
- * cluster daemon): the work store's own lease table (lease.c) or etcd
+ * lease part): the work store's own lease table (lease_store.c) or etcd
  * (lease_etcd.c). The refresher's state machine (lease.h) is the same for
  * both; only these calls differ. Every call runs on the refresher thread
  * (and, after it was joined, in lease_holder_stop()) and is bounded.
@@ -50,7 +50,7 @@ uint64_t lease_act_deadline(uint64_t ttl_usec, uint64_t started);
  * set, or -errno (logged) with *ret untouched. */
 int lease_store_backend_open(const struct lease_config *c, uint64_t generation, struct lease_backend *ret);
 
-#if SDLIVE_CLUSTER_ETCD
+#if SDLIVE_LEASE_ETCD
 /* The etcd lease `lease_id`, whose key c->etcd_key has create_revision
  * `token`: keep-alives with etcd_lease_keepalive(), the deadline from
  * etcd_lease_deadline_ms() with lease_act_margin(), release with

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef CLUSTER_HEALTH_GATE_H
-#define CLUSTER_HEALTH_GATE_H
+#ifndef SDLIVE_EXAMPLE_HEALTH_GATE_H
+#define SDLIVE_EXAMPLE_HEALTH_GATE_H
 
 /*
  * The lease refresher's health gate: renew the lease only while the main

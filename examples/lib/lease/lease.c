@@ -373,7 +373,7 @@ static int holder_start(const struct lease_config *c, uint64_t generation, uint6
         atomic_init(&h->state, LEASE_HOLDING);
         pthread_mutex_init(&h->lock, NULL);
 
-#if SDLIVE_CLUSTER_ETCD
+#if SDLIVE_LEASE_ETCD
         if (etcd_lease > 0) {
                 r = lease_etcd_backend_open(c, generation, etcd_lease, &h->backend);
                 if (r < 0)
@@ -413,7 +413,7 @@ int lease_holder_start_etcd(const struct lease_config *c, uint64_t token, int64_
         if (!c || !ret || !c->etcd_endpoints || !c->etcd_key || !c->name || !c->holder || c->ttl_usec == 0 ||
             token == 0 || etcd_lease <= 0)
                 return -EINVAL;
-#if SDLIVE_CLUSTER_ETCD
+#if SDLIVE_LEASE_ETCD
         return holder_start(c, token, monotonic_usec(), etcd_lease, act_until_usec, ret);
 #else
         return -ENOTSUP;
