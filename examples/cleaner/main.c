@@ -156,65 +156,6 @@ static int open_blob_dir(cleaner_options *o) {
         return fd;
 }
 
-static void log_pass(const pass_stats *s, uint64_t number) {
-        char took[DURATION_FORMAT_MAX];
-
-        log_info("pass %llu done in %s: scanned %llu entries, deleted %llu blobs, %llu partials, "
-                 "%llu directories, %llu errors",
-                 (unsigned long long) number, duration_format(took, sizeof(took), s->duration_usec),
-                 (unsigned long long) s->scanned, (unsigned long long) s->blobs_deleted,
-                 (unsigned long long) s->partials_deleted, (unsigned long long) s->dirs_removed,
-                 (unsigned long long) s->errors);
-}
-
-/* Passes until stopped (or once). Returns the exit status. */
-static int run(const cleaner_options *o, sdlive *d, int root_fd, const fault_switch *wedge) {
-        char interval[DURATION_FORMAT_MAX], took[DURATION_FORMAT_MAX];
-        pass_config config = {
-                .root_fd = root_fd,
-                .max_age_usec = o->max_age_usec,
-                .partial_max_age_usec = o->partial_max_age_usec,
-                .max_rate = o->max_rate,
-                .d = d,
-                .wedge = wedge,
-        };
-
-        duration_format(interval, sizeof(interval), o->pass_interval_usec);
-        for (;;) {
-                pass_stats stats;
-                int r;
-
-                fault_switch_check(wedge);
-                config.number++;
-                r = pass_run(&config, &stats);
-                if (r == SDLIVE_WAKE_STOP)
-                        return EXIT_SUCCESS;
-                if (r < 0) {
-                        sdlive_notify_errno(d, -r);
-                        return EXIT_FAILURE;
-                }
-                log_pass(&stats, config.number);
-                if (o->once)
-                        return stats.errors > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-
-                sdlive_notify_status(d, "idle: pass %llu took %s, scanned %llu, deleted %llu blobs, "
-                                     "%llu partials, %llu directories; next pass in %s",
-                                     (unsigned long long) config.number,
-                                     duration_format(took, sizeof(took), stats.duration_usec),
-                                     (unsigned long long) stats.scanned,
-                                     (unsigned long long) stats.blobs_deleted,
-                                     (unsigned long long) stats.partials_deleted,
-                                     (unsigned long long) stats.dirs_removed, interval);
-                r = sdlive_idle(d, o->pass_interval_usec);
-                if (r == SDLIVE_WAKE_STOP)
-                        return EXIT_SUCCESS;
-                if (r < 0) {
-                        log_error("idle failed: %s", strerror(-r));
-                        return EXIT_FAILURE;
-                }
-        }
-}
-
 int main(int argc, char **argv) {
         cleaner_options o = {
                 .max_age_usec = 7 * 24 * 3600 * SDLIVE_USEC_PER_SEC,
@@ -254,7 +195,15 @@ int main(int argc, char **argv) {
         sdlive_notify_status(d, "starting first pass");
         sdlive_notify_ready(d);
 
-        status = run(&o, d, root_fd, &wedge);
+        pass_config config = {
+                .root_fd = root_fd,
+                .max_age_usec = o.max_age_usec,
+                .partial_max_age_usec = o.partial_max_age_usec,
+                .max_rate = o.max_rate,
+                .d = d,
+                .wedge = &wedge,
+        };
+        status = pass_loop(&config, o.pass_interval_usec, o.once);
 
         if (sdlive_stopping(d) > 0) {
                 log_info("stop requested, exiting");

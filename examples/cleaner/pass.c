@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The cleaner's liveness pattern, whole: a pass that may take far longer
+ * than WatchdogSec pets once per entry (before_entry(), cheap when no
+ * keepalive is due) and paces itself with sdlive_idle(), which pets while
+ * it waits; between passes the loop (pass_loop()) idles with
+ * sdlive_idle(). Only a pass that stops moving withholds the keepalives.
+ * Entering and leaving directories is tree.c's.
+ */
 #include "pass.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "duration.h"
 #include "log.h"
 #include "monotonic.h"
+#include "pass_state.h"
 
 #define PARTIAL_SUFFIX ".partial"
 #define STATUS_PERIOD_USEC SDLIVE_USEC_PER_SEC
@@ -22,24 +31,6 @@
 /* Entry problems logged per pass before they are only counted. */
 #define ERRORS_LOGGED_MAX 10
 
-typedef struct frame {
-        DIR *dir;
-        uint64_t kept;             /* entries that remain in this directory */
-        bool incomplete;           /* reading failed: never treat as empty */
-        char name[NAME_MAX + 1];   /* name in the parent directory */
-} frame;
-
-typedef struct pass {
-        const pass_config *config;
-        pass_stats stats;
-        frame *stack;
-        unsigned depth;
-        dev_t root_dev;
-        uint64_t now_wall_usec;    /* wall clock at the start: ages are measured against it */
-        uint64_t start_usec;       /* CLOCK_MONOTONIC */
-        uint64_t next_status_usec;
-} pass;
-
 static uint64_t wall_usec(void) {
         struct timespec ts;
 
@@ -47,7 +38,7 @@ static uint64_t wall_usec(void) {
         return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
-static void entry_error(pass *p, const char *name, const char *action, int error) {
+void pass_entry_error(pass *p, const char *name, const char *action, int error) {
         p->stats.errors++;
         if (p->stats.errors <= ERRORS_LOGGED_MAX)
                 log_warning("%s %s: %s%s", action, name, strerror(error),
@@ -106,7 +97,7 @@ static void clean_file(pass *p, int dir_fd, const char *name, const struct stat 
         }
         if (unlinkat(dir_fd, name, 0) < 0) {
                 if (errno != ENOENT) {
-                        entry_error(p, name, "cannot delete", errno);
+                        pass_entry_error(p, name, "cannot delete", errno);
                         f->kept++;
                 }
                 return;
@@ -115,71 +106,6 @@ static void clean_file(pass *p, int dir_fd, const char *name, const struct stat 
                 p->stats.partials_deleted++;
         else
                 p->stats.blobs_deleted++;
-}
-
-static void enter_directory(pass *p, int dir_fd, const char *name, const struct stat *st) {
-        frame *parent = &p->stack[p->depth - 1];
-        int fd;
-        DIR *dir;
-
-        if (st->st_dev != p->root_dev) {
-                parent->kept++;
-                return;
-        }
-        if (p->depth >= PASS_MAX_DEPTH) {
-                if (p->stats.too_deep++ == 0)
-                        log_warning("%s: deeper than %u levels, skipped (reported once per pass)",
-                                    name, PASS_MAX_DEPTH);
-                parent->kept++;
-                return;
-        }
-        fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 || !(dir = fdopendir(fd))) {
-                if (errno != ENOENT) {
-                        entry_error(p, name, "cannot open directory", errno);
-                        parent->kept++;
-                }
-                if (fd >= 0)
-                        close(fd);
-                return;
-        }
-        /* dir is not leaked: the stack owns it, leave_directory() or
-         * pass_run()'s unwinding closes it; gcc's analyser loses it in the
-         * heap-allocated stack. */
-#ifndef __clang__
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
-#endif
-        frame *f = &p->stack[p->depth++];
-        *f = (frame) { .dir = dir };
-#ifndef __clang__
-#pragma GCC diagnostic pop
-#endif
-        strcpy(f->name, name);
-}
-
-/* Closes the innermost directory, removing it when it was found empty. */
-static void leave_directory(pass *p) {
-        frame *f = &p->stack[--p->depth];
-        bool empty = f->kept == 0 && !f->incomplete;
-
-        closedir(f->dir);
-        if (p->depth == 0)
-                return;
-        frame *parent = &p->stack[p->depth - 1];
-        if (!empty) {
-                parent->kept++;
-                return;
-        }
-        if (unlinkat(dirfd(parent->dir), f->name, AT_REMOVEDIR) == 0) {
-                p->stats.dirs_removed++;
-                return;
-        }
-        /* ENOTEMPTY/EEXIST: a writer added something meanwhile; keep it. */
-        if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
-                entry_error(p, f->name, "cannot remove directory", errno);
-        if (errno != ENOENT)
-                parent->kept++;
 }
 
 static int walk(pass *p) {
@@ -193,10 +119,10 @@ static int walk(pass *p) {
                 de = readdir(f->dir);
                 if (!de) {
                         if (errno != 0) {
-                                entry_error(p, f->name, "cannot read directory", errno);
+                                pass_entry_error(p, f->name, "cannot read directory", errno);
                                 f->incomplete = true;
                         }
-                        leave_directory(p);
+                        tree_leave(p);
                         continue;
                 }
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -208,13 +134,13 @@ static int walk(pass *p) {
 
                 if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                         if (errno != ENOENT) {
-                                entry_error(p, de->d_name, "cannot stat", errno);
+                                pass_entry_error(p, de->d_name, "cannot stat", errno);
                                 f->kept++;
                         }
                         continue;
                 }
                 if (S_ISDIR(st.st_mode))
-                        enter_directory(p, dir_fd, de->d_name, &st);
+                        tree_enter(p, dir_fd, de->d_name, &st);
                 else if (S_ISREG(st.st_mode))
                         clean_file(p, dir_fd, de->d_name, &st);
                 else
@@ -260,4 +186,55 @@ int pass_run(const pass_config *c, pass_stats *ret_stats) {
         p.stats.duration_usec = monotonic_usec() - p.start_usec;
         *ret_stats = p.stats;
         return r;
+}
+
+static void log_pass(const pass_stats *s, uint64_t number) {
+        char took[DURATION_FORMAT_MAX];
+
+        log_info("pass %llu done in %s: scanned %llu entries, deleted %llu blobs, %llu partials, "
+                 "%llu directories, %llu errors",
+                 (unsigned long long) number, duration_format(took, sizeof(took), s->duration_usec),
+                 (unsigned long long) s->scanned, (unsigned long long) s->blobs_deleted,
+                 (unsigned long long) s->partials_deleted, (unsigned long long) s->dirs_removed,
+                 (unsigned long long) s->errors);
+}
+
+int pass_loop(pass_config *config, uint64_t interval_usec, bool once) {
+        char interval[DURATION_FORMAT_MAX], took[DURATION_FORMAT_MAX];
+        sdlive *d = config->d;
+
+        duration_format(interval, sizeof(interval), interval_usec);
+        for (;;) {
+                pass_stats stats;
+                int r;
+
+                fault_switch_check(config->wedge);
+                config->number++;
+                r = pass_run(config, &stats);
+                if (r == SDLIVE_WAKE_STOP)
+                        return EXIT_SUCCESS;
+                if (r < 0) {
+                        sdlive_notify_errno(d, -r);
+                        return EXIT_FAILURE;
+                }
+                log_pass(&stats, config->number);
+                if (once)
+                        return stats.errors > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+                sdlive_notify_status(d, "idle: pass %llu took %s, scanned %llu, deleted %llu blobs, "
+                                     "%llu partials, %llu directories; next pass in %s",
+                                     (unsigned long long) config->number,
+                                     duration_format(took, sizeof(took), stats.duration_usec),
+                                     (unsigned long long) stats.scanned,
+                                     (unsigned long long) stats.blobs_deleted,
+                                     (unsigned long long) stats.partials_deleted,
+                                     (unsigned long long) stats.dirs_removed, interval);
+                r = sdlive_idle(d, interval_usec);
+                if (r == SDLIVE_WAKE_STOP)
+                        return EXIT_SUCCESS;
+                if (r < 0) {
+                        log_error("idle failed: %s", strerror(-r));
+                        return EXIT_FAILURE;
+                }
+        }
 }

@@ -2,6 +2,7 @@
 #ifndef SDLIVE_CLEANER_PASS_H
 #define SDLIVE_CLEANER_PASS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <sdlive.h>
@@ -52,5 +53,11 @@ typedef struct pass_stats {
  * field of *ret_stats is written with 0 and SDLIVE_WAKE_STOP (what the pass
  * counted so far); with -errno it is untouched. */
 int pass_run(const pass_config *c, pass_stats *ret_stats);
+
+/* The daemon's loop: passes until a stop (or one pass with once), each
+ * logged, then STATUS= and sdlive_idle() (which pets) for interval_usec
+ * between passes; the wedge switch is checked before each. Counts passes
+ * in c->number. Returns the exit status. */
+int pass_loop(pass_config *c, uint64_t interval_usec, bool once);
 
 #endif
