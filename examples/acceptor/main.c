@@ -7,8 +7,8 @@
  *
  * A restart drops nothing: the listening socket comes from its socket unit
  * (LISTEN_FDS) when there is one, and every client connection is kept in the
- * manager's FD store and taken back by the next process (inherit.h,
- * fdstore.h). On SIGTERM it leaves its connections to the store.
+ * manager's FD store and taken back by the next process (fdstore.h). On
+ * SIGTERM it leaves its connections to the store.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -31,7 +31,6 @@
 #include "clients.h"
 #include "fault.h"
 #include "fdstore.h"
-#include "inherit.h"
 #include "listener.h"
 #include "log.h"
 #include "supervision.h"
