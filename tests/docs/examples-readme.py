@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """examples/README.md's reading order stays true: every file a pattern row
-links exists, and the row's "lines" column gives each linked file's length,
-in the order of the links ("a + b" or "a, b, ...").
+links exists and shows its pattern in at most 300 lines (a reader finds it
+whole in one short file), and the row's "lines" column gives each linked
+file's length, in the order of the links ("a, b, ..." for one file per event
+loop).
 
 Usage: examples-readme.py TOP
 """
 import os
 import re
 import sys
+
+MAX_LINES = 300
 
 
 def main():
@@ -29,6 +33,8 @@ def main():
                 continue
             with open(path, encoding="utf-8") as f:
                 counts.append(sum(1 for _ in f))
+            if counts[-1] > MAX_LINES:
+                problems.append(f"pattern {number}: {link} has {counts[-1]} lines, more than {MAX_LINES}")
         stated = [int(n) for n in re.findall(r"\d+", lines)]
         if not links:
             problems.append(f"pattern {number}: links no file")
