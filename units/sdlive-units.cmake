@@ -131,11 +131,12 @@ function(sdlive_unit_file_name daemon out)
 endfunction()
 
 # sdlive_unit_daemons_built(<out var>): the daemons of SDLIVE_UNIT_DAEMONS
-# whose sources exist in this tree (a unit without its binary is useless).
+# this build makes (a unit without its binary is useless). Call it after
+# examples/ was added: it asks for the targets.
 function(sdlive_unit_daemons_built out)
   set(built "")
   foreach(daemon IN LISTS SDLIVE_UNIT_DAEMONS)
-    if(EXISTS ${PROJECT_SOURCE_DIR}/examples/${daemon}/CMakeLists.txt)
+    if(TARGET sdlive-${daemon})
       list(APPEND built ${daemon})
     endif()
   endforeach()

@@ -11,6 +11,8 @@ const size_t jobmode_cli_n_options = 0;
 void jobmode_cli_usage(void) {
 }
 
+/* Never called: with no entries in the table, the parser refuses the job
+ * mode's options as unknown. */
 void jobmode_cli_option(int id, const char *option, const char *value) {
         (void) id, (void) value;
         cli_usage_error("%s: this build has no job mode", option);

@@ -29,7 +29,9 @@ one way a private directory is still reachable) must be reported, and one
 that names a private header without a path must fail to compile (the
 private directory is not on a daemon's include path).
 
-Usage: tier-rules.py TOP BUILD_DIR
+Usage: tier-rules.py TOP BUILD_DIR [--platform]
+  --platform  the cluster platform is built (SDLIVE_BUILD_CLUSTER): the
+              store's rules are checked on themselves too
 Exit status 0 when every rule holds; 1 with one line per violation.
 """
 import json
@@ -166,12 +168,47 @@ def public_header_rules(top):
     return found
 
 
-def self_test(top, entries):
-    """The checker must see a daemon reaching a private header."""
+def tool_self_test(top, entries):
+    """The checker must see a tool reaching another tool's private header."""
+    problems = []
+    lint = next((e for e in entries if part_of(top, e["file"]) == ("tool", "lint")), None)
+    if lint is None:
+        return ["self-test: no translation unit of tools/lint in the build"]
+    other_tool = os.path.join(os.path.dirname(lint["file"]), ".tier-self-test-tool.c")
+    try:
+        with open(other_tool, "w") as f:
+            f.write('#include "../probe/loop.h"\nint tier_self_test;\n')
+        if not any("reaches into tool probe" in v
+                   for v in violations(top, other_tool, dependencies(lint, other_tool))):
+            problems.append("self-test: sdlive-lint including sdlive-probe's loop.h was not reported")
+    except subprocess.CalledProcessError as e:
+        problems.append(f"self-test: the tool probe did not preprocess: {e.stderr.strip()}")
+    finally:
+        os.unlink(other_tool)
+    return problems
+
+
+def self_test(top, entries, platform):
+    """The checker must see a daemon reaching a private header. With the
+    cluster platform built, also the store's own rules."""
     worker = next((e for e in entries if part_of(top, e["file"]) == ("daemon", "worker")), None)
     if worker is None:
         return ["self-test: no translation unit of examples/worker in the build"]
     problems = []
+    private = os.path.join(os.path.dirname(worker["file"]), ".tier-self-test-src.c")
+    try:
+        with open(private, "w") as f:
+            f.write('#include "../../src/sdlive_internal.h"\nint tier_self_test;\n')
+        if not any("libsdlive's private header" in v
+                   for v in violations(top, private, dependencies(worker, private))):
+            problems.append("self-test: a daemon including libsdlive's private header was not reported")
+    except subprocess.CalledProcessError as e:
+        problems.append(f"self-test: the src probe did not preprocess: {e.stderr.strip()}")
+    finally:
+        os.unlink(private)
+    problems += tool_self_test(top, entries)
+    if not platform:
+        return problems
     store = next((e for e in entries if part_of(top, e["file"]) == ("lib", "store")), None)
     if store is None:
         return ["self-test: no translation unit of examples/lib/store in the build"]
@@ -186,20 +223,6 @@ def self_test(top, entries):
         problems.append(f"self-test: the codec probe did not preprocess: {e.stderr.strip()}")
     finally:
         os.unlink(codec)
-    lint = next((e for e in entries if part_of(top, e["file"]) == ("tool", "lint")), None)
-    if lint is None:
-        return problems + ["self-test: no translation unit of tools/lint in the build"]
-    other_tool = os.path.join(os.path.dirname(lint["file"]), ".tier-self-test-tool.c")
-    try:
-        with open(other_tool, "w") as f:
-            f.write('#include "../probe/loop.h"\nint tier_self_test;\n')
-        if not any("reaches into tool probe" in v
-                   for v in violations(top, other_tool, dependencies(lint, other_tool))):
-            problems.append("self-test: sdlive-lint including sdlive-probe's loop.h was not reported")
-    except subprocess.CalledProcessError as e:
-        problems.append(f"self-test: the tool probe did not preprocess: {e.stderr.strip()}")
-    finally:
-        os.unlink(other_tool)
     with tempfile.TemporaryDirectory() as tmp:
         by_path = os.path.join(os.path.dirname(worker["file"]), ".tier-self-test-path.c")
         try:
@@ -226,14 +249,15 @@ def self_test(top, entries):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--platform"]):
         print(__doc__, file=sys.stderr)
         return 2
     top, build = os.path.realpath(sys.argv[1]), sys.argv[2]
+    platform = sys.argv[3:] == ["--platform"]
     with open(os.path.join(build, "compile_commands.json")) as f:
         entries = [e for e in json.load(f)
                    if part_of(top, e["file"]) and part_of(top, e["file"])[0] in ("lib", "daemon", "tool")]
-    problems = self_test(top, entries)
+    problems = self_test(top, entries, platform)
     checked = 0
     for entry in entries:
         try:

@@ -7,10 +7,14 @@
 # operand after the options is refused only once every option parsed, so
 # "unexpected argument" proves the value went through.
 #
-# Usage: option-limits.sh WORKER CLEANER SENTINEL ACCEPTOR CLUSTER
+# Usage: option-limits.sh WORKER CLEANER SENTINEL ACCEPTOR [CLUSTER]
+# Without CLUSTER (a build without the cluster platform) the worker has no
+# job mode: its job options must be refused as unknown, and the cluster's
+# options are not checked.
 set -u
 
-declare -A BIN=([worker]=$1 [cleaner]=$2 [sentinel]=$3 [acceptor]=$4 [cluster]=$5)
+declare -A BIN=([worker]=$1 [cleaner]=$2 [sentinel]=$3 [acceptor]=$4 [cluster]=${5:-})
+platform=${5:+yes}
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID STATE_DIRECTORY RUNTIME_DIRECTORY \
       SDLIVE_NODE SDLIVE_WEDGE_FILE SDLIVE_HANG_EXECUTOR_FILE SDLIVE_SPIN_ELECTION_FILE SDLIVE_LEASE_STORE
 
@@ -148,16 +152,24 @@ text() {
 # sdlive-worker
 duration worker --interval 1us 7d 0 8d
 duration worker --executor-max-silence 1us 1d 0 25h
+path worker --wedge-file
+path worker --hang-executor-file
+if [ -z "$platform" ]; then
+        for opt in --coordinator --identity --coordinator-timeout --heartbeat --reconnect-max \
+                   --tls-cert --tls-key --tls-ca --tcp-insecure --tls-handshake-timeout; do
+                refused worker "unknown option '$opt'" "$opt"
+        done
+fi
+[ -n "$platform" ] && {
 duration worker --coordinator-timeout 1us 1d 0 25h
 duration worker --heartbeat 1us 1d 0 25h
 duration worker --reconnect-max 1us 1h 0 61min
-path worker --wedge-file
-path worker --hang-executor-file
 unix_socket worker --coordinator
 tcp worker --coordinator no
 text worker --identity "$NAME63" "$NAME64"
 accepted worker $(for i in 1 2 3 4 5 6 7 8; do echo "--coordinator=/tmp/s$i"; done)
 refused worker "--coordinator: at most 8" $(for i in 1 2 3 4 5 6 7 8 9; do echo "--coordinator=/tmp/s$i"; done)
+}
 
 # sdlive-cleaner
 duration cleaner --max-age 0 3650d "" 3651d
@@ -174,7 +186,8 @@ duration sentinel --interval 1us 1d 0 25h
 # sdlive-acceptor
 unix_socket acceptor --socket
 
-# sdlive-cluster
+# sdlive-cluster, and the worker's job link (the cluster platform)
+platform_checks() {
 S=(--store sqlite:/nonexistent/cluster.db)
 duration cluster --lease 3ms 1d 2999us 86400000001us
 duration cluster --election-poll 1us 1h 0 3601s
@@ -228,13 +241,15 @@ SDLIVE_LEASE_STORE=etcd:ftp://x refused cluster "\$SDLIVE_LEASE_STORE: etcd endp
 # after the options, before the store is touched).
 SDLIVE_NODE="a${NL}b" refused cluster "the node name: .* contains a control character" "${S[@]}"
 SDLIVE_NODE="$NAME64" refused cluster "the node name: .* too long" "${S[@]}"
+refused cluster "option '--lease' needs a value" --lease
+}
+[ -z "$platform" ] || platform_checks
 
 # Every daemon: unknown options, missing values.
-for d in worker cleaner sentinel acceptor cluster; do
+for d in worker cleaner sentinel acceptor ${platform:+cluster}; do
         refused "$d" "unknown option '--no-such-option'" --no-such-option
         refused "$d" "unexpected argument 'x${NL}y'" "x${NL}y"
 done
-refused cluster "option '--lease' needs a value" --lease
 
-echo "$checked checks, $failures failed"
+echo "$checked checks, $failures failed${platform:- (built without the cluster platform: its options not checked)}"
 [ "$failures" = 0 ]
