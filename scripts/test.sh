@@ -30,6 +30,11 @@
 #                 and the randomized leader failures at scaled times
 #                 (ctest labels e2e-defaults, e2e-etcd and e2e-random, about
 #                 7 minutes);
+#   no-platform   the build without the cluster platform
+#                 (-DSDLIVE_BUILD_CLUSTER=OFF, docs/platform.md): nothing of it
+#                 built, and the library, the reference daemons, the tools
+#                 and the units pass their tests, the worker's end-to-end
+#                 scenarios under a real manager among them;
 #   packaging     the Debian packages: built, installed into a throwaway
 #                 root, a consumer built against them, the cluster's
 #                 failover run from them under a real manager, lintian's
@@ -47,11 +52,12 @@
 # the sample across test hosts 2.8), asan about 6.5, tsan 1.3: about 24
 # together, the limit being 25, which is why fuzz (3.1 at a budget of 80 s)
 # and analysis (1.7) run only when named; random-faults 3.1, e2e-defaults
-# 7.3 (etcd's scaled run and its defaults run included), packaging 1,
-# coverage 9.6, hosts about 21 (under load): CI's whole run about 71.
+# 7.3 (etcd's scaled run and its defaults run included), no-platform 2.7,
+# packaging 1, coverage 9.6, hosts about 21 (under load): CI's whole run
+# about 74 (the rehearsal's own figure is in the closing note of each change).
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
 # that order, not the named ones; "all fuzz analysis memcheck random-faults
-# e2e-defaults packaging coverage hosts" is what CI runs)
+# e2e-defaults no-platform packaging coverage hosts" is what CI runs)
 # Environment: SDLIVE_FUZZ_BUDGET (seconds of fuzzing for the whole fuzz
 # stage, default 80, shared evenly by the targets, at least 10 s each);
 # CI=true makes an unavailable systemd manager, and any skipped test, a
@@ -80,7 +86,7 @@ fi
 
 jobs=$(nproc)
 all_stages=(default asan tsan)
-long_stages=(fuzz analysis memcheck random-faults e2e-defaults packaging coverage hosts)
+long_stages=(fuzz analysis memcheck random-faults e2e-defaults no-platform packaging coverage hosts)
 
 configure_and_build() {
   local build=$1; shift
@@ -121,6 +127,23 @@ stage_random-faults() {
 stage_hosts() {
   build_default || return 1
   run_ctest "$root/build/test-default" -L '^hosts-long$'
+}
+
+# The build without the cluster platform: none of its targets or tests
+# exist, and everything else passes (the end-to-end scenarios of the
+# worker, which is built without its job mode there).
+stage_no-platform() {
+  local build=$root/build/test-no-platform
+  configure_and_build "$build" -DSDLIVE_BUILD_CLUSTER=OFF || return 1
+  run_check no-platform-absent bash -c '
+    for t in sdlive-cluster sdlive-jobs sdlive-leader-example; do
+      ! find "$1" -name "$t" -type f | grep -q . || { echo "$t was built"; exit 1; }
+    done
+    n=$(ctest --test-dir "$1" -N -L platform | sed -n "s/^Total Tests: //p")
+    [[ $n == 0 ]] || { echo "$n tests of the platform were added"; exit 1; }
+    echo "no-platform: nothing of the cluster platform built or tested"' _ "$build"
+  run_ctest "$build" -j"$jobs" -LE 'e2e|fuzz|hosts-long|deb|memcheck|bench' -E "$random_faults"
+  run_ctest "$build" -R '^e2e\.(armed-daemons-run|wedge-kill-restart|hung-executor|stop-clean)$'
 }
 
 # The Debian packages built, installed into a throwaway root and checked by
