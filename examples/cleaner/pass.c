@@ -22,7 +22,7 @@
 #include "duration.h"
 #include "log.h"
 #include "monotonic.h"
-#include "pass_state.h"
+#include "tree.h"
 
 #define PARTIAL_SUFFIX ".partial"
 #define STATUS_PERIOD_USEC SDLIVE_USEC_PER_SEC
@@ -31,6 +31,15 @@
 /* Entry problems logged per pass before they are only counted. */
 #define ERRORS_LOGGED_MAX 10
 
+typedef struct pass {
+        const pass_config *config;
+        pass_stats stats;
+        tree tree;
+        uint64_t now_wall_usec;    /* wall clock at the start: ages are measured against it */
+        uint64_t start_usec;       /* CLOCK_MONOTONIC */
+        uint64_t next_status_usec;
+} pass;
+
 static uint64_t wall_usec(void) {
         struct timespec ts;
 
@@ -38,11 +47,18 @@ static uint64_t wall_usec(void) {
         return (uint64_t) ts.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
-void pass_entry_error(pass *p, const char *name, const char *action, int error) {
+/* Counts an entry that could not be examined or removed, and logs the
+ * first few of a pass. */
+static void entry_error(pass *p, const char *name, const char *action, int error) {
         p->stats.errors++;
         if (p->stats.errors <= ERRORS_LOGGED_MAX)
                 log_warning("%s %s: %s%s", action, name, strerror(error),
                             p->stats.errors == ERRORS_LOGGED_MAX ? " (further errors this pass are only counted)" : "");
+}
+
+/* The tree's errors are the pass's. */
+static void tree_error(void *userdata, const char *name, const char *action, int error) {
+        entry_error(userdata, name, action, error);
 }
 
 static void report_status(pass *p) {
@@ -52,7 +68,7 @@ static void report_status(pass *p) {
                              (unsigned long long) p->stats.scanned,
                              (unsigned long long) p->stats.blobs_deleted,
                              (unsigned long long) p->stats.partials_deleted,
-                             (unsigned long long) p->stats.dirs_removed);
+                             (unsigned long long) p->tree.dirs_removed);
 }
 
 /* Runs before each entry: proof of progress, stop, fault injection, pacing.
@@ -89,7 +105,7 @@ static void clean_file(pass *p, int dir_fd, const char *name, const struct stat 
         bool partial = len > suffix && strcmp(name + len - suffix, PARTIAL_SUFFIX) == 0;
         uint64_t max_age = partial ? c->partial_max_age_usec : c->max_age_usec;
         uint64_t mtime = (uint64_t) st->st_mtim.tv_sec * SDLIVE_USEC_PER_SEC + (uint64_t) st->st_mtim.tv_nsec / 1000;
-        frame *f = &p->stack[p->depth - 1];
+        tree_level *f = &p->tree.stack[p->tree.depth - 1];
 
         if (st->st_mtim.tv_sec < 0 || max_age > p->now_wall_usec || mtime > p->now_wall_usec - max_age) {
                 f->kept++;
@@ -97,7 +113,7 @@ static void clean_file(pass *p, int dir_fd, const char *name, const struct stat 
         }
         if (unlinkat(dir_fd, name, 0) < 0) {
                 if (errno != ENOENT) {
-                        pass_entry_error(p, name, "cannot delete", errno);
+                        entry_error(p, name, "cannot delete", errno);
                         f->kept++;
                 }
                 return;
@@ -109,8 +125,8 @@ static void clean_file(pass *p, int dir_fd, const char *name, const struct stat 
 }
 
 static int walk(pass *p) {
-        while (p->depth > 0) {
-                frame *f = &p->stack[p->depth - 1];
+        while (p->tree.depth > 0) {
+                tree_level *f = &p->tree.stack[p->tree.depth - 1];
                 int dir_fd = dirfd(f->dir);
                 struct dirent *de;
                 struct stat st;
@@ -119,10 +135,10 @@ static int walk(pass *p) {
                 de = readdir(f->dir);
                 if (!de) {
                         if (errno != 0) {
-                                pass_entry_error(p, f->name, "cannot read directory", errno);
+                                entry_error(p, f->name, "cannot read directory", errno);
                                 f->incomplete = true;
                         }
-                        tree_leave(p);
+                        tree_leave(&p->tree);
                         continue;
                 }
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -134,13 +150,13 @@ static int walk(pass *p) {
 
                 if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                         if (errno != ENOENT) {
-                                pass_entry_error(p, de->d_name, "cannot stat", errno);
+                                entry_error(p, de->d_name, "cannot stat", errno);
                                 f->kept++;
                         }
                         continue;
                 }
                 if (S_ISDIR(st.st_mode))
-                        tree_enter(p, dir_fd, de->d_name, &st);
+                        tree_enter(&p->tree, dir_fd, de->d_name, &st);
                 else if (S_ISREG(st.st_mode))
                         clean_file(p, dir_fd, de->d_name, &st);
                 else
@@ -164,25 +180,29 @@ int pass_run(const pass_config *c, pass_stats *ret_stats) {
                         close(fd);
                 return r;
         }
-        p.stack = calloc(PASS_MAX_DEPTH, sizeof(frame));
-        if (!p.stack) {
+        p.tree.stack = calloc(TREE_MAX_DEPTH, sizeof(tree_level));
+        if (!p.tree.stack) {
                 closedir(root);
                 log_error("out of memory");
                 return -ENOMEM;
         }
-        p.stack[0] = (frame) { .dir = root };
-        strcpy(p.stack[0].name, ".");
-        p.depth = 1;
-        p.root_dev = st.st_dev;
+        p.tree.stack[0] = (tree_level) { .dir = root };
+        strcpy(p.tree.stack[0].name, ".");
+        p.tree.depth = 1;
+        p.tree.root_dev = st.st_dev;
+        p.tree.error = tree_error;
+        p.tree.userdata = &p;
         p.now_wall_usec = wall_usec();
         p.start_usec = monotonic_usec();
         p.next_status_usec = p.start_usec;
 
         r = walk(&p);
-        while (p.depth > 0)
-                closedir(p.stack[--p.depth].dir);
-        free(p.stack);
+        while (p.tree.depth > 0)
+                closedir(p.tree.stack[--p.tree.depth].dir);
+        free(p.tree.stack);
 
+        p.stats.dirs_removed = p.tree.dirs_removed;
+        p.stats.too_deep = p.tree.too_deep;
         p.stats.duration_usec = monotonic_usec() - p.start_usec;
         *ret_stats = p.stats;
         return r;

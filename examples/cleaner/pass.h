@@ -8,6 +8,7 @@
 #include <sdlive.h>
 
 #include "fault.h"
+#include "tree.h"
 
 /*
  * One cleaning pass over a blob directory: an iterative depth-first walk
@@ -25,7 +26,7 @@
  * for the wedge file, paces itself to max_rate entries per second by idling
  * (which pets) and refreshes STATUS= about once a second.
  */
-#define PASS_MAX_DEPTH 64
+#define PASS_MAX_DEPTH TREE_MAX_DEPTH
 
 typedef struct pass_config {
         int root_fd;                   /* the blob directory, O_DIRECTORY */

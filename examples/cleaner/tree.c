@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The cleaner's walk through the tree: entering and leaving directories,
- * one open directory per level (pass_state.h). */
+/* The cleaner's walk through the tree: entering and leaving directories
+ * (tree.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -8,28 +8,28 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pass_state.h"
+#include "tree.h"
 
-void tree_enter(pass *p, int dir_fd, const char *name, const struct stat *st) {
-        frame *parent = &p->stack[p->depth - 1];
+void tree_enter(tree *t, int dir_fd, const char *name, const struct stat *st) {
+        tree_level *parent = &t->stack[t->depth - 1];
         int fd;
         DIR *dir;
 
-        if (st->st_dev != p->root_dev) {
+        if (st->st_dev != t->root_dev) {
                 parent->kept++;
                 return;
         }
-        if (p->depth >= PASS_MAX_DEPTH) {
-                if (p->stats.too_deep++ == 0)
+        if (t->depth >= TREE_MAX_DEPTH) {
+                if (t->too_deep++ == 0)
                         log_warning("%s: deeper than %u levels, skipped (reported once per pass)",
-                                    name, PASS_MAX_DEPTH);
+                                    name, TREE_MAX_DEPTH);
                 parent->kept++;
                 return;
         }
         fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 || !(dir = fdopendir(fd))) {
                 if (errno != ENOENT) {
-                        pass_entry_error(p, name, "cannot open directory", errno);
+                        t->error(t->userdata, name, "cannot open directory", errno);
                         parent->kept++;
                 }
                 if (fd >= 0)
@@ -43,33 +43,33 @@ void tree_enter(pass *p, int dir_fd, const char *name, const struct stat *st) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
-        frame *f = &p->stack[p->depth++];
-        *f = (frame) { .dir = dir };
+        tree_level *f = &t->stack[t->depth++];
+        *f = (tree_level) { .dir = dir };
 #ifndef __clang__
 #pragma GCC diagnostic pop
 #endif
         strcpy(f->name, name);
 }
 
-void tree_leave(pass *p) {
-        frame *f = &p->stack[--p->depth];
+void tree_leave(tree *t) {
+        tree_level *f = &t->stack[--t->depth];
         bool empty = f->kept == 0 && !f->incomplete;
 
         closedir(f->dir);
-        if (p->depth == 0)
+        if (t->depth == 0)
                 return;
-        frame *parent = &p->stack[p->depth - 1];
+        tree_level *parent = &t->stack[t->depth - 1];
         if (!empty) {
                 parent->kept++;
                 return;
         }
         if (unlinkat(dirfd(parent->dir), f->name, AT_REMOVEDIR) == 0) {
-                p->stats.dirs_removed++;
+                t->dirs_removed++;
                 return;
         }
         /* ENOTEMPTY/EEXIST: a writer added something meanwhile; keep it. */
         if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
-                pass_entry_error(p, f->name, "cannot remove directory", errno);
+                t->error(t->userdata, f->name, "cannot remove directory", errno);
         if (errno != ENOENT)
                 parent->kept++;
 }

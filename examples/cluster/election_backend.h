@@ -14,9 +14,10 @@
 
 #include <stdint.h>
 
-#include "election.h"
 #include "store.h"
 
+struct election;
+struct election_result;
 struct etcd_watch;
 
 /* What an attempt leaves for the wait that follows and the next attempt.

@@ -28,6 +28,7 @@
  * attempt waits one lease time, doubling, as after a term that could not
  * run.
  */
+#include "election.h"
 #include "election_backend.h"
 
 #include <errno.h>

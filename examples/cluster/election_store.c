@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "election.h"
 #include "election_backend.h"
 #include "log.h"
 #include "monotonic.h"
