@@ -54,7 +54,7 @@
 # and analysis (1.7) run only when named; random-faults 3.1, e2e-defaults
 # 7.3 (etcd's scaled run and its defaults run included), no-platform 2.7,
 # packaging 1, coverage 9.6, hosts about 21 (under load): CI's whole run
-# about 74 (the rehearsal's own figure is in the closing note of each change).
+# about 74.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
 # that order, not the named ones; "all fuzz analysis memcheck random-faults
 # e2e-defaults no-platform packaging coverage hosts" is what CI runs)
