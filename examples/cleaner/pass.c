@@ -171,6 +171,7 @@ int pass_run(const pass_config *c, pass_stats *ret_stats) {
         int fd, r;
         DIR *root;
 
+        *ret_stats = (pass_stats) { 0 }; /* what a pass that cannot start counted */
         /* A fresh descriptor per pass: its own read position, root_fd untouched. */
         fd = openat(c->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &st) < 0 || !(root = fdopendir(fd))) {

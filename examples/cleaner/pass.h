@@ -51,8 +51,8 @@ typedef struct pass_stats {
 /* Runs one pass. Returns 0 when the pass completed, SDLIVE_WAKE_STOP when a
  * stop was requested (the pass is abandoned), -errno when the root cannot be
  * read (logged). Problems with single entries are logged and counted. Every
- * field of *ret_stats is written with 0 and SDLIVE_WAKE_STOP (what the pass
- * counted so far); with -errno it is untouched. */
+ * field of *ret_stats is written: what the pass counted (so far, with
+ * SDLIVE_WAKE_STOP), zero with -errno. */
 int pass_run(const pass_config *c, pass_stats *ret_stats);
 
 /* The daemon's loop: passes until a stop (or one pass with once), each
