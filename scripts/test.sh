@@ -49,13 +49,13 @@
 #                 98% of src/'s lines or 92% of its branches (about 6
 #                 minutes: a build of its own and the store and job tests).
 # Wall time measured on 2 cores in the last rehearsal of .ci/run (each
-# stage prints its own): default 16.5 min (the end-to-end suite 6.3 of it,
-# the sample across test hosts 2.8), asan about 6.5, tsan 1.3: about 24
-# together, the limit being 25, which is why fuzz (3.1 at a budget of 80 s)
-# and analysis (1.7) run only when named; random-faults 3.1, e2e-defaults
-# 7.3 (etcd's scaled run and its defaults run included), no-platform 2.7,
-# packaging 1, coverage 9.6, hosts about 21 (under load): CI's whole run
-# about 74.
+# stage prints its own): default 17.5 min (the end-to-end suite about 6.5
+# of it; the sample across test hosts, 2.8 more, left to the hosts stage
+# when that runs too), asan 7.5, tsan 1.4: about 27 with the sample alone,
+# about 24 in CI, which is why fuzz (2.5 at a budget of 80 s) and analysis
+# (1.3) run only when named; memcheck 4, random-faults 2.9, e2e-defaults
+# 6.2 (etcd's scaled run and its defaults run included), no-platform 2.7,
+# packaging 1.6, coverage 7, hosts 16.3: CI's whole run about 71.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
 # that order, not the named ones; "all fuzz analysis memcheck random-faults
 # e2e-defaults no-platform packaging coverage hosts" is what CI runs)
