@@ -52,7 +52,7 @@
 # stage prints its own): default 17.5 min with the sample across test
 # hosts (2.8 of it; the end-to-end suite about 6.5), so 14.7 without it,
 # asan 7.5, tsan 1.4: about 24 together, the limit being 25, which is why
-# the sample went to the hosts stage and fuzz (2.5 at a budget of 80 s) and analysis
+# the sample is run by hand and fuzz (2.5 at a budget of 80 s) and analysis
 # (1.3) run only when named; memcheck 4, random-faults 2.9, e2e-defaults
 # 6.2 (etcd's scaled run and its defaults run included), no-platform 2.7,
 # packaging 1.6, coverage 7, hosts 16.3: CI's whole run about 71.
