@@ -168,74 +168,47 @@ def public_header_rules(top):
     return found
 
 
-def tool_self_test(top, entries):
-    """The checker must see a tool reaching another tool's private header."""
-    problems = []
-    lint = next((e for e in entries if part_of(top, e["file"]) == ("tool", "lint")), None)
-    if lint is None:
-        return ["self-test: no translation unit of tools/lint in the build"]
-    other_tool = os.path.join(os.path.dirname(lint["file"]), ".tier-self-test-tool.c")
+def planted(top, entry, name, include, expected, what):
+    """Plants a translation unit that includes `include` beside entry's
+    source (with entry's flags) and returns the problems of the self-test:
+    none when a violation saying `expected` is reported."""
+    source = os.path.join(os.path.dirname(entry["file"]), f".tier-self-test-{name}.c")
     try:
-        with open(other_tool, "w") as f:
-            f.write('#include "../probe/loop.h"\nint tier_self_test;\n')
-        if not any("reaches into tool probe" in v
-                   for v in violations(top, other_tool, dependencies(lint, other_tool))):
-            problems.append("self-test: sdlive-lint including sdlive-probe's loop.h was not reported")
+        with open(source, "w") as f:
+            f.write(f'#include "{include}"\nint tier_self_test;\n')
+        if any(expected in v for v in violations(top, source, dependencies(entry, source))):
+            return []
+        return [f"self-test: {what} was not reported"]
     except subprocess.CalledProcessError as e:
-        problems.append(f"self-test: the tool probe did not preprocess: {e.stderr.strip()}")
+        return [f"self-test: the {name} probe did not preprocess: {e.stderr.strip()}"]
     finally:
-        os.unlink(other_tool)
-    return problems
+        os.unlink(source)
 
 
 def self_test(top, entries, platform):
-    """The checker must see a daemon reaching a private header. With the
-    cluster platform built, also the store's own rules."""
-    worker = next((e for e in entries if part_of(top, e["file"]) == ("daemon", "worker")), None)
-    if worker is None:
-        return ["self-test: no translation unit of examples/worker in the build"]
-    problems = []
-    private = os.path.join(os.path.dirname(worker["file"]), ".tier-self-test-src.c")
-    try:
-        with open(private, "w") as f:
-            f.write('#include "../../src/sdlive_internal.h"\nint tier_self_test;\n')
-        if not any("libsdlive's private header" in v
-                   for v in violations(top, private, dependencies(worker, private))):
-            problems.append("self-test: a daemon including libsdlive's private header was not reported")
-    except subprocess.CalledProcessError as e:
-        problems.append(f"self-test: the src probe did not preprocess: {e.stderr.strip()}")
-    finally:
-        os.unlink(private)
-    problems += tool_self_test(top, entries)
+    """The checker must see a daemon reaching libsdlive's private header and
+    a tool reaching another tool's; with the cluster platform built, also
+    the store's own rules."""
+    def unit_of(part):
+        return next((e for e in entries if part_of(top, e["file"]) == part), None)
+
+    worker, lint = unit_of(("daemon", "worker")), unit_of(("tool", "lint"))
+    if worker is None or lint is None:
+        return ["self-test: no translation unit of examples/worker or tools/lint in the build"]
+    problems = planted(top, worker, "src", "../../src/sdlive_internal.h", "libsdlive's private header",
+                       "a daemon including libsdlive's private header")
+    problems += planted(top, lint, "tool", "../probe/loop.h", "reaches into tool probe",
+                        "sdlive-lint including sdlive-probe's loop.h")
     if not platform:
         return problems
-    store = next((e for e in entries if part_of(top, e["file"]) == ("lib", "store")), None)
+    store = unit_of(("lib", "store"))
     if store is None:
-        return ["self-test: no translation unit of examples/lib/store in the build"]
-    codec = os.path.join(os.path.dirname(store["file"]), ".tier-self-test-codec.c")
-    try:
-        with open(codec, "w") as f:
-            f.write('#include "frame.h"\nint tier_self_test;\n')
-        if not any("may use only frame_token.h of part frame" in v
-                   for v in violations(top, codec, dependencies(store, codec))):
-            problems.append("self-test: the store including frame's codec (frame.h) was not reported")
-    except subprocess.CalledProcessError as e:
-        problems.append(f"self-test: the codec probe did not preprocess: {e.stderr.strip()}")
-    finally:
-        os.unlink(codec)
+        return problems + ["self-test: no translation unit of examples/lib/store in the build"]
+    problems += planted(top, store, "codec", "frame.h", "may use only frame_token.h of part frame",
+                        "the store including frame's codec (frame.h)")
+    problems += planted(top, worker, "path", "../lib/store/store_url.h", "private header of part store",
+                        "a daemon including the store's private header by path")
     with tempfile.TemporaryDirectory() as tmp:
-        by_path = os.path.join(os.path.dirname(worker["file"]), ".tier-self-test-path.c")
-        try:
-            with open(by_path, "w") as f:
-                f.write('#include "../lib/store/store_url.h"\nint tier_self_test;\n')
-            caught = violations(top, by_path, dependencies(worker, by_path))
-            if not any("private header of part store" in v for v in caught):
-                problems.append("self-test: a daemon including the store's private header "
-                                "by path was not reported")
-        except subprocess.CalledProcessError as e:
-            problems.append(f"self-test: the by-path probe did not preprocess: {e.stderr.strip()}")
-        finally:
-            os.unlink(by_path)
         bare = os.path.join(tmp, "bare.c")
         with open(bare, "w") as f:
             f.write('#include "store_backend.h"\nint tier_self_test;\n')
