@@ -18,6 +18,7 @@
 #include "fault.h"
 #include "leading.h"
 #include "log.h"
+#include "printable.h"
 #include "supervision.h"
 
 #define DURATION_MAX_USEC (UINT64_C(24) * 3600 * SDLIVE_USEC_PER_SEC)
@@ -88,8 +89,11 @@ static void set_option(int id, const char *option, const char *value, void *user
         }
 }
 
-/* --inspect: one line a test or an operator can read. */
+/* --inspect: one line a test or an operator can read. The holder comes
+ * from the store, where anyone who may write the file can put anything:
+ * it is printed escaped. */
 static int inspect(struct store *s) {
+        char holder[PRINTABLE_SIZE(STORE_NAME_MAX)];
         struct store_lease_info lease;
         struct store_log_summary log;
 
@@ -99,7 +103,8 @@ static int inspect(struct store *s) {
                 return EXIT_FAILURE;
         }
         printf("holder=%s generation=%" PRIu64 " held=%d writes=%" PRIu64 " generations=%" PRIu64
-               " overlaps=%" PRIu64 "\n", lease.held ? lease.holder : "-", lease.generation, lease.held,
+               " overlaps=%" PRIu64 "\n", lease.held ? printable(lease.holder, holder, sizeof(holder)) : "-",
+               lease.generation, lease.held,
                log.entries, log.generations, log.overlaps);
         return EXIT_SUCCESS;
 }

@@ -14,7 +14,7 @@ set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 
-writer=$1 jobs=$2 cluster=$3 jobs_inspect=$4
+writer=$1 jobs=$2 cluster=$3 jobs_inspect=$4 leader=${5:-}
 adv_begin operator-output
 ADV_LOGS="*.out"
 
@@ -128,6 +128,15 @@ PY
   check "sdlive-cluster --inspect (etcd)" "$work/inspect-etcd.out" "holder=$etcd_shown generation=7"
 else
   echo "sdlive-cluster built without etcd: its --inspect of an etcd lease not run"
+fi
+# The leader example's --inspect, on the same hostile holder under its own
+# lease name.
+if [[ -n $leader ]]; then
+  /usr/bin/python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.execute("UPDATE leases SET name = ? WHERE name = ?", ("leader-example", "cluster")); c.commit()' "$db" ||
+    fail "could not rename the lease"
+  "$leader" --store "sqlite:$db" --inspect >"$work/leader.out" || fail "sdlive-leader-example --inspect failed"
+  check "sdlive-leader-example --inspect" "$work/leader.out" "holder=$holder_shown generation=1"
 fi
 ((failed == 0)) || fail "$failed of the tools' outputs above carry what a terminal acts on"
 echo "PASS: names from the store and from etcd reach stdout escaped"
