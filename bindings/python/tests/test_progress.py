@@ -34,7 +34,11 @@ def test_a_stalled_loop_withholds_keepalives_and_is_named(gated, clock):
             x.startswith("STATUS=") and "scan" in x for x in msgs)
         clock.advance(1)
         assert sup.pet() is False          # still withheld, another thread or not
-        threading.Thread(target=sup.pet).start()
+        from_thread = []
+        t = threading.Thread(target=lambda: from_thread.append(sup.pet()))
+        t.start()
+        t.join()                           # before the beat: withheld too
+        assert from_thread == [False]
         loop.beat()
         assert sup.pet() is True           # recovers at once on the beat
         assert sup.stalled() is None
