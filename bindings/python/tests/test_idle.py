@@ -54,7 +54,9 @@ def test_stop_from_another_thread_wakes_idle_promptly(clean_env):
             sup.request_stop()
         threading.Thread(target=stopper).start()
         assert sup.idle(None) is Wake.STOP
-        assert time.monotonic() - woke[0] < 0.05
+        # idle(None) has no deadline: it returned for the stop. The bound
+        # leaves room for a loaded or sanitised run.
+        assert time.monotonic() - woke[0] < 0.5
 
 
 def test_idle_releases_the_gil(clean_env):
