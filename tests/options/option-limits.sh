@@ -7,14 +7,16 @@
 # operand after the options is refused only once every option parsed, so
 # "unexpected argument" proves the value went through.
 #
-# Usage: option-limits.sh WORKER CLEANER SENTINEL ACCEPTOR [CLUSTER]
+# Usage: option-limits.sh WORKER CLEANER SENTINEL ACCEPTOR WORKER_PAGE [CLUSTER]
 # Without CLUSTER (a build without the cluster platform) the worker has no
-# job mode: its job options must be refused as unknown, and the cluster's
-# options are not checked.
+# job mode: its job options, as WORKER_PAGE (sdlive-worker.8) documents
+# them, must be refused as unknown, and the cluster's options are not
+# checked.
 set -u
 
-declare -A BIN=([worker]=$1 [cleaner]=$2 [sentinel]=$3 [acceptor]=$4 [cluster]=${5:-})
-platform=${5:+yes}
+declare -A BIN=([worker]=$1 [cleaner]=$2 [sentinel]=$3 [acceptor]=$4 [cluster]=${6:-})
+worker_page=$5
+platform=${6:+yes}
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID STATE_DIRECTORY RUNTIME_DIRECTORY \
       SDLIVE_NODE SDLIVE_WEDGE_FILE SDLIVE_HANG_EXECUTOR_FILE SDLIVE_SPIN_ELECTION_FILE SDLIVE_LEASE_STORE
 
@@ -155,8 +157,8 @@ duration worker --executor-max-silence 1us 1d 0 25h
 path worker --wedge-file
 path worker --hang-executor-file
 if [ -z "$platform" ]; then
-        for opt in --coordinator --identity --coordinator-timeout --heartbeat --reconnect-max \
-                   --tls-cert --tls-key --tls-ca --tcp-insecure --tls-handshake-timeout; do
+        job_options=$(sh "$(dirname "$0")/job-mode-options.sh" "$worker_page") || exit 1
+        for opt in $job_options; do
                 refused worker "unknown option '$opt'" "$opt"
         done
 fi

@@ -1,14 +1,20 @@
 #!/bin/sh
 # The options a daemon's section 8 page documents (.It Fl lines of OPTIONS)
 # are exactly those its --help lists.
-#   man-options.sh <page.8> <daemon binary> [<option>...]
-# Options named after the binary are documented by the page but left out of
-# this build (the worker's job mode without the cluster platform): --help
-# must not list them, and the page's other options must match.
+#   man-options.sh <page.8> <daemon binary> [--job-mode-left-out]
+# With --job-mode-left-out (the worker built without the cluster platform)
+# the job-mode options the page documents (tests/options/job-mode-options.sh)
+# are left out of this build: --help must not list them, and the page's
+# other options must match.
 set -eu
 
 page=$1 bin=$2
 shift 2
+if [ "${1:-}" = --job-mode-left-out ]; then
+        left_out=$(sh "$(dirname "$0")/../options/job-mode-options.sh" "$page")
+        # shellcheck disable=SC2086 # one option per word
+        set -- $left_out
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
