@@ -121,20 +121,22 @@ static int attempt(const struct election *e, struct election_result *ret, unsign
          * not come out of the first lease. */
         r = store_lease_acquire_dated(*e->store, e->lease_name, e->holder, e->ttl_usec, &generation,
                                       &dated_after);
+        /* The store answered: a streak of failures ends, and the log says
+         * where (its first failure was logged, the others were not). */
+        if ((r >= 0 || r == -EBUSY) && *failures > 0) {
+                log_notice("store reachable again");
+                *failures = 0;
+        }
         if (r >= 0) {
                 /* Every field: the etcd ones are 0 on the store's lease. */
                 *ret = (struct election_result) { .generation = generation, .acquired_at_usec = dated_after };
                 check_refresher_store(e);
-                *failures = 0;
                 last_holder[0] = '\0';
                 if (store_lease_unlisten(*e->store) < 0)
                         log_debug("cannot stop listening for releases: %s", store_errmsg(*e->store));
                 return 1;
         }
         if (r == -EBUSY) {
-                if (*failures > 0)
-                        log_notice("store reachable again");
-                *failures = 0;
                 if (store_lease_read(*e->store, e->lease_name, &info) < 0)
                         snprintf(info.holder, sizeof(info.holder), "another node");
                 if (strcmp(info.holder, last_holder) != 0) {

@@ -3,7 +3,8 @@
  * wins a free lease, waits on a held one without ever looking stalled, and
  * the spin fault (idling, petting, but no attempts) is seen as a stall;
  * the lease refresher's handle is opened before the winning attempt; a
- * won lease's first deadline counts from the statement that dated it. */
+ * won lease's first deadline counts from the statement that dated it; a
+ * streak of store failures is logged where it begins and where it ends. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -190,6 +191,57 @@ static void won_lease_counts_from_the_statement_that_dated_it(void **state) {
         assert_true(won.acquired_at_usec <= returned);
 }
 
+/* Runs the election with stderr, where the daemon's log goes, captured
+ * into log (at most size - 1 bytes, NUL-terminated). */
+static int run_logged(fixture *f, struct election_result *won, char *log, size_t size) {
+        char path[] = "/tmp/sdlive-election-log.XXXXXX";
+        int fd = mkstemp(path), saved = dup(STDERR_FILENO), r;
+        ssize_t n;
+
+        assert_true(fd >= 0 && saved >= 0);
+        unlink(path);
+        fflush(stderr);
+        assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        r = election_run(&f->es.e, won);
+        fflush(stderr);
+        assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        close(saved);
+        n = pread(fd, log, size - 1, 0);
+        close(fd);
+        log[n > 0 ? n : 0] = '\0';
+        return r;
+}
+
+/* A standby whose attempts fail on a store another client keeps locked
+ * says so once, and says when the store answers again, also when that
+ * answer is the lease won: the operator, and the fault runs that read the
+ * log, see where the streak of failures ended. */
+static void a_streak_of_failures_ends_in_the_log_when_the_lease_is_won(void **state) {
+        fixture *f = *state;
+        struct election_result won = { 0 };
+        struct unlocker u = { 0 };
+        const char *unavailable, *again, *rest;
+        char log[8192];
+        pthread_t thread;
+
+        f->es.s = temp_store_open(&f->es.t);
+        assert_int_equal(store_set_lock_timeout(f->es.s, 20 * MSEC), 0);
+        assert_int_equal(sqlite3_open(f->es.t.path, &u.db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(u.db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(pthread_create(&thread, NULL, unlock_later, &u), 0);
+        assert_int_equal(run_logged(f, &won, log, sizeof(log)), 1);
+        pthread_join(thread, NULL);
+        sqlite3_close(u.db);
+        print_message("%s", log);
+        unavailable = strstr(log, "store unavailable");
+        assert_non_null(unavailable);
+        rest = unavailable + strlen("store unavailable");
+        assert_null(strstr(rest, "store unavailable")); /* said once */
+        again = strstr(rest, "store reachable again");
+        assert_non_null(again);
+        assert_true(won.generation > 0);
+}
+
 static void waiting_on_a_held_lease_is_progress(void **state) {
         fixture *f = *state;
         uint64_t generation;
@@ -240,6 +292,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(won_store_lease_fills_the_whole_result, setup, teardown),
                 cmocka_unit_test_setup_teardown(refresher_handle_is_open_when_the_lease_is_won, setup, teardown),
                 cmocka_unit_test_setup_teardown(won_lease_counts_from_the_statement_that_dated_it, setup, teardown),
+                cmocka_unit_test_setup_teardown(a_streak_of_failures_ends_in_the_log_when_the_lease_is_won, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(waiting_on_a_held_lease_is_progress, setup, teardown),
                 cmocka_unit_test_setup_teardown(spinning_election_loop_is_a_stall, setup, teardown),
                 cmocka_unit_test_setup_teardown(uncreatable_store_fails_the_election, setup, teardown),
