@@ -49,13 +49,13 @@
 #                 98% of src/'s lines or 92% of its branches (about 6
 #                 minutes: a build of its own and the store and job tests).
 # Wall time measured on 2 cores in the last rehearsal of .ci/run (each
-# stage prints its own): default 17.5 min with the sample across test
-# hosts (2.8 of it; the end-to-end suite about 6.5), so 14.7 without it,
-# asan 7.5, tsan 1.4: about 24 together, the limit being 25, which is why
-# the sample is run by hand and fuzz (2.5 at a budget of 80 s) and analysis
-# (1.3) run only when named; memcheck 4, random-faults 2.9, e2e-defaults
-# 6.2 (etcd's scaled run and its defaults run included), no-platform 2.7,
-# packaging 1.6, coverage 7, hosts 16.3: CI's whole run about 71.
+# stage prints its own): default 16.1 min (the end-to-end suite 7.7 of it,
+# one test at a time), asan 7.5, tsan 1.4: 24.9 together, at the limit of
+# 25, which is why the sample across test hosts (2.8) is run by hand and
+# fuzz (2.4 at a budget of 80 s) and analysis (1.2) run only when named;
+# memcheck 3.3, random-faults 2.9, e2e-defaults 6.3 (etcd's scaled run and
+# its defaults run included), no-platform 2.5, packaging 1.6, coverage 8,
+# hosts 16.8: CI's whole run about 71.
 # Usage: scripts/test.sh [stage...]   (default: "all", the stages above in
 # that order, not the named ones; "all fuzz analysis memcheck random-faults
 # e2e-defaults no-platform packaging coverage hosts" is what CI runs)
